@@ -1,0 +1,461 @@
+"""The rules engine: a pure state machine for Pis Yedili deals and matches.
+
+No PettingZoo or Gymnasium in here (OpenSpiel's ``State`` is the model): a ``GameState``
+knows whose turn it is, which action ids are legal (SPEC §2), how to apply one, when a
+deal ends and who is charged what. Hands are 52-bit integers, so the legal set is a few
+bit operations and a clone is a handful of list copies; that is what makes the engine
+fast enough for search bots and large tournaments.
+
+Randomness comes only from the state's own ``numpy.random.Generator``: the same seed
+gives the same deals and stock order whatever else the process does with random numbers.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+from collections.abc import Sequence
+
+import numpy as np
+
+from .cards import (
+    CLUBS,
+    FULL_DECK,
+    JACK,
+    JACKS,
+    NUM_CARDS,
+    RANK_MASKS,
+    SEVEN,
+    SEVENS,
+    SUIT_MASKS,
+    card_name,
+    cards_of,
+    parse_card,
+    points_of,
+)
+from .rules import Rules
+
+NUM_ACTIONS = 58
+NOMINATE_BASE = 52
+DRAW = 56
+PASS = 57
+DRAW_BIT = 1 << DRAW
+PASS_BIT = 1 << PASS
+NOMINATE_BITS = 0b1111 << NOMINATE_BASE
+CARDS_PER_HAND = 7
+
+OPENING, PLAY, NOMINATE, ACE_PHASE = range(4)
+PHASE_NAMES = ("opening", "play", "nominate", "ace")
+
+_ACE_RANK = 12
+_EIGHT_RANK = 6
+_TEN_RANK = 8
+_ACE_EXTRA = RANK_MASKS[_ACE_RANK] | JACKS
+
+# Why a deal ended.
+GOING_OUT, EMPTY_STOCK, ILLEGAL, TRUNCATED = "going_out", "empty_stock", "illegal", "truncated"
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current position (the state is unchanged)."""
+
+
+def action_name(action: int) -> str:
+    """A short human name for an action id: ``"7C"``, ``"nominate hearts"``, ``"draw"``."""
+    if 0 <= action < NUM_CARDS:
+        return card_name(action)
+    if NOMINATE_BASE <= action < DRAW:
+        return "nominate " + ("clubs", "diamonds", "hearts", "spades")[action - NOMINATE_BASE]
+    if action == DRAW:
+        return "draw"
+    if action == PASS:
+        return "pass"
+    return f"<invalid action {action}>"
+
+
+def parse_deck(deck: Sequence[int | str]) -> list[int]:
+    """Card ids of a stacked deck; ``ValueError`` unless it is a permutation of the 52 cards."""
+    if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
+        raise ValueError("deck must be a sequence of 52 card ids or names")
+    ids = [parse_card(c) for c in deck]
+    if len(ids) != NUM_CARDS or len(set(ids)) != NUM_CARDS:
+        missing = sorted(set(range(NUM_CARDS)) - set(ids))
+        dupes = sorted({c for c in ids if ids.count(c) > 1})
+        raise ValueError(
+            f"deck must hold each of the 52 cards exactly once: got {len(ids)} cards"
+            + (f", missing {[card_name(c) for c in missing]}" if missing else "")
+            + (f", duplicated {[card_name(c) for c in dupes]}" if dupes else "")
+        )
+    return ids
+
+
+class GameState:
+    """One match of ``rules.num_deals`` deals (one deal by default), position by position.
+
+    Public fields are read by the observation encoder and the bots; change them only
+    through ``apply``. ``hands[i]`` is player i's hand as a 52-bit mask; ``stock[-1]`` is
+    the next card drawn; ``pile`` is the discard pile, bottom first.
+    """
+
+    __slots__ = (
+        "rules", "num_players", "rng", "_draw_rule", "_first_round", "_double", "_continue",
+        "_reshuffle", "_nominate_other", "_max_turns",
+        "hands", "stock", "pile", "pile_mask", "top", "active_suit", "pending_sevens", "phase",
+        "has_drawn", "direction", "current", "dealer", "opened", "drew_on", "turns",
+        "deal_over", "match_over", "end_reason", "charges", "winners", "deal_index",
+        "totals", "history", "histories", "deal_decks", "deal_dealers", "_legal", "_decks_left",
+    )
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        deck: Sequence | None = None,
+        dealer: int | None = None,
+        rng: np.random.Generator | None = None,
+    ):
+        """Start a match. ``deck`` is one stacked deck (the first deal) or a list of
+        ``num_deals`` decks; ``dealer`` the first deal's dealer seat. Whatever is not given
+        is drawn from ``rng`` (or ``np.random.default_rng(seed)``)."""
+        rules = rules if rules is not None else Rules()
+        n = rules.num_players
+        self.rules = rules
+        self.num_players = n
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self._draw_rule = ("free", "one", "until_playable").index(rules.draw_rule)
+        self._first_round = rules.opening == "first_round"
+        self._double = rules.seven_penalty == "double"
+        self._continue = rules.after_penalty == "continue"
+        self._reshuffle = rules.empty_stock == "reshuffle"
+        self._nominate_other = rules.nominate == "other"
+        self._max_turns = rules.max_turns or 0
+
+        decks: list[list[int]] = []
+        if deck is not None:
+            if len(deck) > 0 and not isinstance(deck[0], (int, str, np.integer)):
+                if len(deck) > rules.num_deals:
+                    raise ValueError(
+                        f"got {len(deck)} decks for a match of {rules.num_deals} deals"
+                    )
+                decks = [parse_deck(d) for d in deck]
+            else:
+                decks = [parse_deck(deck)]
+        if dealer is not None:
+            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)):
+                raise ValueError(f"dealer must be a seat index 0..{n - 1}, got {dealer!r}")
+            if not 0 <= dealer < n:
+                raise ValueError(f"dealer must be a seat index 0..{n - 1}, got {dealer}")
+        self._decks_left = decks
+        self.deal_index = -1
+        self.totals = [0] * n
+        self.match_over = False
+        self.deal_decks: list[list[int]] = []
+        self.deal_dealers: list[int] = []
+        self.histories: list[list[tuple[int, int]]] = []
+        first_dealer = int(dealer) if dealer is not None else None
+        self._start_deal(first_dealer)
+
+    # ------------------------------------------------------------------ dealing
+    def _start_deal(self, dealer: int | None) -> None:
+        n = self.num_players
+        if self._decks_left:
+            deck = self._decks_left.pop(0)
+        else:
+            deck = self.rng.permutation(NUM_CARDS).tolist()
+        if dealer is None:
+            dealer = int(self.rng.integers(n))
+        self.deal_index += 1
+        self.deal_decks.append(deck)
+        self.deal_dealers.append(dealer)
+        self.dealer = dealer
+        hands = [0] * n
+        for i in range(CARDS_PER_HAND * n):
+            hands[(dealer + 1 + i) % n] |= 1 << deck[i]
+        self.hands = hands
+        self.stock = deck[CARDS_PER_HAND * n:][::-1]
+        self.pile = []
+        self.pile_mask = 0
+        self.top = -1
+        self.active_suit = CLUBS
+        self.pending_sevens = 0
+        self.phase = OPENING
+        self.has_drawn = False
+        self.direction = 1
+        self.current = (dealer + 1) % n
+        self.opened = 0
+        self.drew_on = [0] * n
+        self.turns = 0
+        self.deal_over = False
+        self.end_reason = None
+        self.charges = None
+        self.winners = None
+        self.history: list[tuple[int, int]] = []
+        self.histories.append(self.history)
+        self._legal = None
+
+    def next_deal(self) -> None:
+        """Deal the next deal of the match; the dealer moves one seat clockwise."""
+        if not self.deal_over or self.match_over:
+            raise RuntimeError("next_deal() is only valid after a deal of an unfinished match")
+        self._start_deal((self.dealer + 1) % self.num_players)
+
+    # ------------------------------------------------------------------ queries
+    def legal_mask(self) -> int:
+        """The legal action ids as a 58-bit integer (bit ``a`` set when ``a`` is legal)."""
+        legal = self._legal
+        if legal is not None:
+            return legal
+        if self.deal_over:
+            legal = 0
+        else:
+            phase = self.phase
+            hand = self.hands[self.current]
+            if phase == PLAY:
+                if self.pending_sevens:
+                    legal = (hand & SEVENS) | DRAW_BIT
+                else:
+                    top = self.top
+                    if top % 13 == JACK:
+                        cards = hand & SUIT_MASKS[self.active_suit] & ~JACKS
+                    else:
+                        cards = hand & (SUIT_MASKS[self.active_suit] | RANK_MASKS[top % 13] | JACKS)
+                    rule = self._draw_rule
+                    if rule == 0:
+                        legal = cards | DRAW_BIT | (PASS_BIT if self.has_drawn else 0)
+                    elif rule == 1:
+                        legal = cards | (PASS_BIT if self.has_drawn else DRAW_BIT)
+                    else:
+                        legal = cards if cards else DRAW_BIT
+            elif phase == OPENING:
+                clubs = hand & SUIT_MASKS[CLUBS]
+                legal = clubs if clubs else DRAW_BIT
+            elif phase == NOMINATE:
+                legal = NOMINATE_BITS
+                if self._nominate_other:
+                    legal &= ~(1 << (NOMINATE_BASE + self.active_suit))
+            else:  # the Ace's extra play: its suit or rank, or any Jack, or pass
+                legal = (hand & (SUIT_MASKS[self.active_suit] | _ACE_EXTRA)) | PASS_BIT
+        self._legal = legal
+        return legal
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids, ascending (empty once the deal is over)."""
+        return cards_of(self.legal_mask())
+
+    def is_legal(self, action: int) -> bool:
+        return 0 <= action < NUM_ACTIONS and (self.legal_mask() >> action) & 1 == 1
+
+    @property
+    def phase_name(self) -> str:
+        return PHASE_NAMES[self.phase]
+
+    def hand_points(self, player: int) -> int:
+        return points_of(self.hands[player])
+
+    def hand_sizes(self) -> list[int]:
+        return [h.bit_count() for h in self.hands]
+
+    # ------------------------------------------------------------------ acting
+    def apply(self, action: int) -> None:
+        """Apply a legal action of the current player. An illegal or out-of-range action
+        raises ``IllegalActionError`` and changes nothing."""
+        legal = self._legal if self._legal is not None else self.legal_mask()
+        if type(action) is not int:
+            try:
+                action = int(action)
+            except (TypeError, ValueError):
+                raise IllegalActionError(self._illegal_message(action)) from None
+        if action < 0 or not (legal >> action) & 1:
+            raise IllegalActionError(self._illegal_message(action))
+        self._legal = None
+        self.turns += 1
+        self.history.append((self.current, action))
+        if action < NUM_CARDS:
+            self._play(action)
+        elif action == DRAW:
+            self._draw()
+        elif action == PASS:
+            self._advance(1)
+        else:
+            self.active_suit = action - NOMINATE_BASE
+            self._advance(1)
+        if self._max_turns and not self.deal_over and self.turns >= self._max_turns:
+            self._end_deal(TRUNCATED, [0] * self.num_players, [False] * self.num_players)
+
+    def _illegal_message(self, action) -> str:
+        if self.deal_over:
+            return f"action {action!r} is illegal: the deal is over"
+        legal = self.legal_actions()
+        return (
+            f"action {action!r} ({action_name(action) if isinstance(action, int) else '?'}) "
+            f"is illegal for player_{self.current} in phase {self.phase_name}; legal actions: "
+            + ", ".join(f"{a} ({action_name(a)})" for a in legal)
+        )
+
+    def _play(self, card: int) -> None:
+        p = self.current
+        bit = 1 << card
+        hand = self.hands[p] ^ bit
+        self.hands[p] = hand
+        self.pile.append(card)
+        self.pile_mask |= bit
+        self.top = card
+        suit = card // 13
+        rank = card - 13 * suit
+        self.drew_on[p] &= ~(1 << suit)
+        if self.phase == OPENING:  # the opening club: no effect
+            self.opened |= 1 << p
+            self.active_suit = suit
+            self._advance(1)
+            return
+        if not hand:
+            multiplier = 3 if rank == SEVEN else 2 if rank == JACK else 1
+            charges = [points_of(h) * multiplier for h in self.hands]
+            winners = [i == p for i in range(self.num_players)]
+            self._end_deal(GOING_OUT, charges, winners)
+            return
+        if rank == JACK:
+            self.phase = NOMINATE  # the active suit stays until the nomination
+            return
+        self.active_suit = suit
+        if rank == SEVEN:
+            self.pending_sevens += 1
+            self._advance(1)
+        elif rank == _EIGHT_RANK:
+            self._advance(2)
+        elif rank == _TEN_RANK:
+            self.direction = -self.direction
+            self._advance(1)
+        elif rank == _ACE_RANK:
+            self.phase = ACE_PHASE
+        else:
+            self._advance(1)
+
+    def _draw(self) -> None:
+        p = self.current
+        if self.phase == PLAY and self.pending_sevens:
+            k = self.pending_sevens
+            count = 3 * (1 << (k - 1)) if self._double else 3 * k
+            self.pending_sevens = 0
+            if not self._take(p, count):
+                return
+            if self._continue:
+                self.has_drawn = True
+            else:
+                self._advance(1)
+            return
+        self.drew_on[p] |= 1 << self.active_suit
+        if self._take(p, 1):
+            self.has_drawn = True
+
+    def _take(self, player: int, count: int) -> bool:
+        """Move ``count`` cards from the stock to a hand. The stock running dry reshuffles
+        the pile (variant) or ends the deal; returns whether the deal goes on."""
+        stock = self.stock
+        hand = self.hands[player]
+        for _ in range(count):
+            hand |= 1 << stock.pop()
+            if not stock and not self._refill_stock():
+                self.hands[player] = hand
+                self._end_by_empty_stock()
+                return False
+        self.hands[player] = hand
+        return True
+
+    def _refill_stock(self) -> bool:
+        if not self._reshuffle or len(self.pile) < 2:
+            return False
+        top = self.pile.pop()
+        rest = self.pile
+        self.stock = [rest[i] for i in self.rng.permutation(len(rest)).tolist()]
+        self.pile = [top]
+        self.pile_mask = 1 << top
+        return True
+
+    def _advance(self, steps: int) -> None:
+        n = self.num_players
+        p = (self.current + steps * self.direction) % n
+        self.current = p
+        self.has_drawn = False
+        if self._first_round:
+            self.phase = PLAY if (self.opened >> p) & 1 else OPENING
+        else:
+            self.phase = PLAY if self.opened else OPENING
+
+    # ------------------------------------------------------------------ deal end
+    def _end_by_empty_stock(self) -> None:
+        points = [points_of(h) for h in self.hands]
+        low = min(points)
+        winners = [pt == low for pt in points]
+        charges = [0 if w else pt for pt, w in zip(points, winners)]
+        self._end_deal(EMPTY_STOCK, charges, winners)
+
+    def _end_deal(self, reason: str, charges: list[int], winners: list[bool]) -> None:
+        self.deal_over = True
+        self.end_reason = reason
+        self.charges = charges
+        self.winners = winners
+        self._legal = 0
+        for i, c in enumerate(charges):
+            self.totals[i] += c
+        if reason in (ILLEGAL, TRUNCATED) or self.deal_index >= self.rules.num_deals - 1:
+            self.match_over = True
+
+    def forfeit(self, player: int) -> None:
+        """End the match because ``player`` made an illegal move (``illegal_action=
+        "terminate"``): it is charged 3 x its hand points + 100, the others 0 and win."""
+        if self.deal_over:
+            raise RuntimeError("the deal is already over")
+        n = self.num_players
+        charges = [0] * n
+        charges[player] = 3 * points_of(self.hands[player]) + 100
+        self._end_deal(ILLEGAL, charges, [i != player for i in range(n)])
+
+    # ------------------------------------------------------------------ search helpers
+    def copy(self, rng: np.random.Generator | None = None) -> GameState:
+        """An independent clone; it draws from ``rng``, else from a copy of this RNG."""
+        new = object.__new__(GameState)
+        for name in GameState.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.rng = rng if rng is not None else _copy.deepcopy(self.rng)
+        new.hands = self.hands.copy()
+        new.stock = self.stock.copy()
+        new.pile = self.pile.copy()
+        new.drew_on = self.drew_on.copy()
+        new.totals = self.totals.copy()
+        new.histories = [h.copy() for h in self.histories]
+        new.history = new.histories[-1]
+        new.deal_decks = self.deal_decks.copy()
+        new.deal_dealers = self.deal_dealers.copy()
+        new._decks_left = self._decks_left.copy()
+        if self.charges is not None:
+            new.charges = self.charges.copy()
+            new.winners = self.winners.copy()
+        return new
+
+    def determinize(self, observer: int, rng: np.random.Generator) -> GameState:
+        """A clone in which the cards ``observer`` cannot see are dealt anew.
+
+        The observer's hand, the discard pile and every public count (hand sizes, stock
+        size) are kept; the other hands and the stock are redrawn from the unseen cards.
+        The clone draws its future random numbers from ``rng``."""
+        state = self.copy(rng)
+        unseen = cards_of(FULL_DECK & ~self.hands[observer] & ~self.pile_mask)
+        order = rng.permutation(len(unseen)).tolist()
+        shuffled = [unseen[i] for i in order]
+        pos = 0
+        for i in range(self.num_players):
+            if i == observer:
+                continue
+            size = self.hands[i].bit_count()
+            mask = 0
+            for c in shuffled[pos:pos + size]:
+                mask |= 1 << c
+            state.hands[i] = mask
+            pos += size
+        state.stock = shuffled[pos:]
+        state._decks_left = []
+        return state
+
+    def card_count(self) -> int:
+        """Cards in hands, stock and pile together (always 52)."""
+        return sum(h.bit_count() for h in self.hands) + len(self.stock) + len(self.pile)
