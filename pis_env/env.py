@@ -1,0 +1,313 @@
+"""
+# Pis Yedili ("Dirty Seven")
+
+| Import             | `from pis_env import pis_yedili_v0`                    |
+|--------------------|--------------------------------------------------------|
+| Actions            | Discrete                                               |
+| Parallel API       | No                                                     |
+| Manual Control     | Yes (`python -m agents.play`)                          |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`           |
+| Number of agents   | 2–7 (default 2)                                        |
+| Action shape       | (1,)                                                   |
+| Action values      | Discrete(58)                                           |
+| Observation shape  | (L,) with L from the table below (258 for 2 players)   |
+| Observation values | [0, 1]                                                 |
+
+Pis Yedili is the Turkish shedding game of the Crazy Eights family: match the top card's
+rank or suit, Jacks change the suit, 8 skips, 10 reverses, 7 makes the next player draw
+three (sevens chain), an Ace gives an extra play. The first player out wins the deal and
+the others are charged the points left in their hands (tripled when going out on a 7,
+doubled on a Jack). `RULES.md` states every rule, decision and variant.
+
+### Arguments
+
+``pis_yedili_v0.env(num_players=2, draw_rule="free", seven_penalty="add",
+after_penalty="end_turn", nominate="any", opening="opener", empty_stock="end_deal",
+num_deals=1, max_turns=None, reward="points", illegal_action="raise", render_mode=None)``
+
+Every rules option is described in `RULES.md`; a bad key or value is a `ValueError` that
+names the allowed ones. `reset(seed=..., options={"deck": [...], "dealer": d})` deals a
+stacked deck (52 ids or names; `deck[0]` goes to the player left of the dealer) and/or sets
+the dealer; other option keys are ignored. A list of decks stacks the deals of a match.
+
+### Observation Space
+
+`observe(agent)` returns `{"observation": float32[L], "action_mask": int8[58]}`. Seats in
+per-player segments are relative: index 0 is the observer, then clockwise.
+
+| Segment          | Length      | Meaning                                                   |
+|------------------|-------------|-----------------------------------------------------------|
+| `hand`           | 52          | 1 for each card id the observer holds                     |
+| `top_card`       | 52          | one-hot top of the pile; zeros before the opening club    |
+| `active_suit`    | 4           | one-hot suit to follow (the nominated one after a Jack)   |
+| `pending_sevens` | 5           | one-hot length 0–4 of the live chain of sevens            |
+| `phase`          | 4           | one-hot `opening`, `play`, `nominate`, `ace`              |
+| `has_drawn`      | 1           | the observer, to move, has drawn this turn                |
+| `direction`      | 1           | 1 clockwise, 0 anticlockwise                              |
+| `hand_sizes`     | n           | cards / 52, observer first                                |
+| `stock_size`     | 1           | cards / 52                                                |
+| `discard`        | 52          | the cards on the discard pile                             |
+| `drew_on_suit`   | 4 (n − 1)   | per opponent: suits that were active when it drew and that it has not played since (likely voids) |
+| `deal`           | num_deals   | (matches only) one-hot index of the current deal          |
+| `scores`         | n           | (matches only) total charge t as t / (t + 100), observer first |
+
+`pis_env.decode_observation(vector, num_players, num_deals)` turns a vector back into
+these fields; `pis_env.segment_table` lists them.
+
+#### Legal Actions Mask
+
+`action_mask[a]` is 1 when action `a` is legal for the agent to move, all zeros for the
+others and after the deal is over.
+
+### Action Space
+
+| Action ID | Action                                                              |
+|-----------|---------------------------------------------------------------------|
+| 0–51      | play the card with that id (13 × suit + rank; suits ♣ ♦ ♥ ♠, ranks 2…A) |
+| 52–55     | nominate ♣ ♦ ♥ ♠ after playing a Jack                               |
+| 56        | draw one card; with sevens pending, take the whole penalty          |
+| 57        | pass (only after drawing this turn, or to end an Ace's extra play)  |
+
+### Rewards
+
+At the end of every deal, zero-sum. `reward="points"`: `(mean charge of the others − own
+charge) / 100`. `reward="win"`: the deal's winners share +1 and the others −1 (0 for all
+when everyone ties). `infos[agent]` then holds `penalty` (the deal's charge), `winner`
+and, in a match, `match_score`. With `num_deals > 1` the episode is the whole match.
+`max_turns` truncates every agent with reward 0. An illegal action raises
+`IllegalActionError` (`illegal_action="raise"`, nothing changes) or ends the episode
+charging the offender 3 × its hand points + 100 (`"terminate"`).
+
+### Version History
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import NUM_ACTIONS, GameState, IllegalActionError
+from .observation import LAYOUT_VERSION, ObservationEncoder
+from .rules import Rules
+
+ENV_NAME = f"pis_yedili_v{LAYOUT_VERSION}"
+
+_BYTE_BITS_I8 = np.unpackbits(
+    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
+).astype(np.int8)
+
+
+def mask_array(legal: int) -> np.ndarray:
+    """A 58-bit legal-action integer as an int8[58] mask."""
+    return _BYTE_BITS_I8[np.frombuffer(legal.to_bytes(8, "little"), dtype=np.uint8)].ravel()[
+        :NUM_ACTIONS
+    ]
+
+
+def env(**kwargs) -> AECEnv:
+    """The environment with PettingZoo's order-enforcing wrapper (the only one: bounds and
+    illegal-move checks live in ``raw_env``, where they cost nothing extra)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):
+    """The Pis Yedili AEC environment; see the module docstring."""
+
+    metadata = {
+        "name": ENV_NAME,
+        "render_modes": ["human", "ansi"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, render_mode: str | None = None, **options):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r}: allowed values are None, 'human', 'ansi'"
+            )
+        self.render_mode = render_mode
+        self.rules = Rules.from_options(**options)
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents = []
+        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._encoder = ObservationEncoder(n, self.rules.num_deals)
+        size = self._encoder.layout.size
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._rng = None
+        self.game: GameState | None = None
+        self._forfeits: dict[int, tuple[int, int]] = {}
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        options = options or {}
+        self.game = GameState(
+            self.rules, deck=options.get("deck"), dealer=options.get("dealer"), rng=self._rng
+        )
+        self._forfeits = {}
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current]
+
+    def step(self, action):
+        if self.game is None:
+            raise RuntimeError("step() called before reset()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        game = self.game
+        player = self._agent_index[agent]
+        try:
+            game.apply(action)
+        except IllegalActionError:
+            if self.rules.illegal_action == "raise":
+                raise
+            bad = action if isinstance(action, (int, np.integer)) else -1
+            self._forfeits[game.deal_index] = (player, int(bad))
+            game.forfeit(player)
+        self._cumulative_rewards[agent] = 0.0
+        self.infos[agent] = {}
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if game.deal_over:
+            self._finish_deal()
+        else:
+            self.agent_selection = self.possible_agents[game.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish_deal(self) -> None:
+        game = self.game
+        agents = self.possible_agents
+        if game.end_reason == "truncated":
+            for a in agents:
+                self.truncations[a] = True
+            return
+        for i, reward in enumerate(deal_rewards(game.charges, game.winners, self.rules.reward)):
+            a = agents[i]
+            self.rewards[a] = reward
+            info = {"penalty": int(game.charges[i]), "winner": bool(game.winners[i])}
+            if self.rules.num_deals > 1:
+                info["match_score"] = int(game.totals[i])
+            if game.deal_index in self._forfeits and self._forfeits[game.deal_index][0] == i:
+                info["illegal_action"] = self._forfeits[game.deal_index][1]
+            self.infos[a] = info
+        if game.match_over:
+            for a in agents:
+                self.terminations[a] = True
+        else:
+            game.next_deal()
+            self.agent_selection = agents[game.current]
+
+    # ------------------------------------------------------------------ views
+    def observe(self, agent):
+        if self.game is None:
+            raise RuntimeError("observe() called before reset()")
+        player = self._agent_index[agent]
+        game = self.game
+        obs = self._encoder.encode(game, player)
+        if player == game.current and not game.deal_over:
+            mask = mask_array(game.legal_mask())
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def render(self):
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; set render_mode.")
+            return None
+        if self.game is None:
+            raise RuntimeError("render() called before reset()")
+        from .render import render_table
+
+        text = render_table(self.game)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self):
+        pass
+
+    # ------------------------------------------------------------------ histories
+    def export_history(self) -> str:
+        """The match so far as JSON: rules, and per deal the dealer, deck and actions."""
+        if self.game is None:
+            raise RuntimeError("export_history() called before reset()")
+        return json.dumps(history_of(self.game, self._forfeits))
+
+    @classmethod
+    def from_history(cls, history: str | dict, render_mode: str | None = None) -> raw_env:
+        """A new env replayed through an exported history (same rules, decks, actions)."""
+        data = json.loads(history) if isinstance(history, str) else history
+        if data.get("env") != ENV_NAME:
+            raise ValueError(f"history is for {data.get('env')!r}, not {ENV_NAME!r}")
+        env_ = cls(render_mode=None, **data["rules"])
+        deals = data["deals"]
+        env_.reset(options={"deck": [d["deck"] for d in deals], "dealer": deals[0]["dealer"]})
+        for k, deal in enumerate(deals):
+            if env_.game.deal_index != k:
+                raise ValueError(f"history deal {k} does not follow from the previous deals")
+            for player, action in deal["actions"]:
+                if env_.possible_agents.index(env_.agent_selection) != player:
+                    raise ValueError(f"history deal {k}: not player_{player}'s turn")
+                env_.step(action)
+            if "illegal" in deal:
+                player, action = deal["illegal"]
+                env_.step(action)
+        env_.render_mode = render_mode
+        return env_
+
+
+def deal_rewards(charges: list[int], winners: list[bool], mode: str) -> list[float]:
+    """Zero-sum rewards of a finished deal (SPEC §4)."""
+    n = len(charges)
+    if mode == "points":
+        total = sum(charges)
+        return [((total - c) / (n - 1) - c) / 100.0 for c in charges]
+    num_winners = sum(winners)
+    if num_winners in (0, n):
+        return [0.0] * n
+    return [1.0 / num_winners if w else -1.0 / (n - num_winners) for w in winners]
+
+
+def history_of(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None) -> dict:
+    """A JSON-ready record from which ``raw_env.from_history`` rebuilds the match."""
+    deals = []
+    for k, (deck, dealer, actions) in enumerate(
+        zip(game.deal_decks, game.deal_dealers, game.histories)
+    ):
+        deal = {"dealer": dealer, "deck": list(deck), "actions": [list(pa) for pa in actions]}
+        if forfeits and k in forfeits:
+            deal["illegal"] = list(forfeits[k])
+        deals.append(deal)
+    return {"env": ENV_NAME, "rules": game.rules.to_dict(), "deals": deals}
