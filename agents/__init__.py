@@ -1,0 +1,36 @@
+"""Bots that play Pis Yedili through the agent protocol of SPEC §7.
+
+``agents.make(name, **kwargs)`` builds one by name; every agent's ``act(observation)``
+returns a legal action id for an ``env.observe()`` dict.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Agent, AgentProtocol, legal_actions
+
+#: name -> "module:Class"; modules are imported on demand so that no bot drags in torch.
+REGISTRY = {
+    "random": "agents.random_agent:RandomAgent",
+    "greedy": "agents.greedy:GreedyAgent",
+    "heuristic": "agents.heuristic:HeuristicAgent",
+    "mc": "agents.mc:MonteCarloAgent",
+    "human": "agents.human:HumanAgent",
+    "ppo": "agents.ppo:PPOAgent",
+}
+
+
+def make(name: str, **kwargs) -> Agent:
+    """An agent by name, e.g. ``make("heuristic", num_players=4, seed=0)`` or
+    ``make("ppo", path="models/ppo_2p.zip")``. ``"ppo:PATH"`` is short for the latter."""
+    if isinstance(name, str) and name.startswith("ppo:"):
+        name, kwargs = "ppo", {**kwargs, "path": name[4:]}
+    if name not in REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(REGISTRY))}")
+    module_name, class_name = REGISTRY[name].split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(**kwargs)
+
+
+__all__ = ["Agent", "AgentProtocol", "REGISTRY", "legal_actions", "make"]

@@ -47,7 +47,7 @@ per-player segments are relative: index 0 is the observer, then clockwise.
 | `hand_sizes`     | n           | cards / 52, observer first                                |
 | `stock_size`     | 1           | cards / 52                                                |
 | `discard`        | 52          | the cards on the discard pile                             |
-| `drew_on_suit`   | 4 (n − 1)   | per opponent: suits that were active when it drew and that it has not played since (likely voids) |
+| `drew_on_suit`   | 4 (n − 1)   | per opponent: suits active when it drew, not played since |
 | `deal`           | num_deals   | (matches only) one-hot index of the current deal          |
 | `scores`         | n           | (matches only) total charge t as t / (t + 100), observer first |
 
