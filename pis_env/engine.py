@@ -354,10 +354,12 @@ class GameState:
         hand = self.hands[player]
         for _ in range(count):
             hand |= 1 << stock.pop()
-            if not stock and not self._refill_stock():
-                self.hands[player] = hand
-                self._end_by_empty_stock()
-                return False
+            if not stock:
+                if not self._refill_stock():
+                    self.hands[player] = hand
+                    self._end_by_empty_stock()
+                    return False
+                stock = self.stock
         self.hands[player] = hand
         return True
 
