@@ -1,0 +1,350 @@
+"""The PettingZoo AEC environment: API conformance, observations, masks, rewards, matches,
+histories and bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import pis_env
+from pis_env import IllegalActionError, decode_observation
+from pis_env.cards import cards_of, points_of
+from pis_env.engine import DRAW, PASS
+from pis_env.env import deal_rewards
+from pis_env.rules import CHOICES
+
+VARIANTS = [
+    {k: v} for k, values in CHOICES.items() for v in values[1:]
+] + [
+    {"num_deals": 4},
+    {"max_turns": 30},
+    {"empty_stock": "reshuffle", "num_players": 6},
+]
+
+
+def stacked(hands: list[list[str]], rest_first: list[str] = ()) -> list[int]:
+    """A deck dealing ``hands[i]`` to the i-th player left of the dealer, with the stock
+    starting with ``rest_first``."""
+    n = len(hands)
+    deck = [None] * (7 * n)
+    for seat, cards in enumerate(hands):
+        for round_, card in enumerate(cards):
+            deck[round_ * n + seat] = pis_env.parse_card(card)
+    used = set(deck) | {pis_env.parse_card(c) for c in rest_first}
+    stock = [pis_env.parse_card(c) for c in rest_first] + [c for c in range(52) if c not in used]
+    return deck + stock
+
+
+def random_play(env, rng: random.Random, check=None, max_steps=100_000):
+    """Play legal random actions through the AEC loop; ``check(env, agent, obs)`` per step."""
+    for agent in env.agent_iter(max_steps):
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if check:
+            check(env, agent, obs)
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+
+
+@pytest.mark.parametrize("num_players", range(2, 8))
+def test_api_for_every_player_count(num_players):
+    api_test(pis_env.env(num_players=num_players), num_cycles=300)
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_api_seed_render_for_every_variant(options):
+    api_test(pis_env.env(**options), num_cycles=300)
+    seed_test(lambda: pis_env.env(**options), num_cycles=300)
+    render_test(lambda render_mode=None: pis_env.env(render_mode=render_mode, **options))
+
+
+def test_metadata_spaces_and_entry_points():
+    e = pis_env.pis_yedili_v0.env(num_players=3)
+    assert e.metadata["name"] == "pis_yedili_v0"
+    assert e.unwrapped.possible_agents == ["player_0", "player_1", "player_2"]
+    assert e.action_space("player_1").n == 58
+    space = e.observation_space("player_0")
+    assert space is e.observation_space("player_0")
+    assert space["observation"].dtype == np.float32
+    assert space["action_mask"].dtype == np.int8
+    # env() is raw_env inside OrderEnforcingWrapper only
+    assert type(e).__name__ == "OrderEnforcingWrapper"
+    assert isinstance(e.env, pis_env.raw_env)
+
+
+def _check_decoded(env, agent, obs):
+    """decode_observation agrees with the engine state, from every seat; the mask is the
+    engine's legal set for the agent to move and zeros for the others."""
+    raw = env.unwrapped
+    game = raw.game
+    n = game.num_players
+    for seat, other in enumerate(raw.possible_agents):
+        o = obs if other == agent else raw.observe(other)
+        assert raw.observation_space(other).contains(o)
+        d = decode_observation(o["observation"], n, raw.rules.num_deals)
+        assert d["hand"] == cards_of(game.hands[seat])
+        assert d["top_card"] == (None if game.top < 0 else game.top)
+        assert d["active_suit"] == game.active_suit
+        assert d["pending_sevens"] == game.pending_sevens
+        assert d["phase"] == game.phase_name
+        assert d["has_drawn"] == (game.has_drawn and seat == game.current)
+        assert d["direction"] == game.direction
+        assert d["hand_sizes"] == [game.hands[(seat + k) % n].bit_count() for k in range(n)]
+        assert d["stock_size"] == len(game.stock)
+        assert d["discard"] == sorted(game.pile)
+        if raw.rules.num_deals > 1:
+            assert d["deal"] == game.deal_index
+            assert d["scores"] == [game.totals[(seat + k) % n] for k in range(n)]
+        mask = o["action_mask"]
+        if seat == game.current:
+            assert np.flatnonzero(mask).tolist() == game.legal_actions()
+        else:
+            assert not mask.any()
+
+
+@pytest.mark.parametrize("options", [{"num_players": n} for n in (2, 3, 4, 7)] + [
+    {"num_deals": 3, "num_players": 3}, {"draw_rule": "until_playable"},
+    {"opening": "first_round", "num_players": 4}, {"empty_stock": "reshuffle", "max_turns": 300},
+])
+def test_decoded_observation_and_mask_match_engine_over_many_deals(options):
+    rng = random.Random(7)
+    env = pis_env.env(**options)
+    for deal in range(150):
+        env.reset(seed=deal)
+        random_play(env, rng, check=_check_decoded)
+
+
+def test_final_position_observable_with_zero_mask():
+    env = pis_env.env()
+    env.reset(seed=3)
+    random_play(env, random.Random(0))
+    game = env.unwrapped.game
+    assert game.deal_over
+    for seat, agent in enumerate(env.possible_agents):
+        o = env.unwrapped.observe(agent)
+        assert not o["action_mask"].any()
+        assert decode_observation(o["observation"], 2)["hand"] == cards_of(game.hands[seat])
+
+
+def _play_deal(env, rng):
+    """Random legal play to the end of the episode; returns rewards summed per agent and
+    the final infos."""
+    totals = {a: 0.0 for a in env.possible_agents}
+    final = {}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        totals[agent] += reward
+        if term or trunc:
+            final[agent] = info
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+    return totals, final
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+def test_points_rewards_zero_sum_and_follow_charges(num_players):
+    rng = random.Random(1)
+    env = pis_env.env(num_players=num_players)
+    for seed in range(40):
+        env.reset(seed=seed)
+        totals, infos = _play_deal(env, rng)
+        charges = [infos[a]["penalty"] for a in env.possible_agents]
+        assert sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
+        for i, a in enumerate(env.possible_agents):
+            others = (sum(charges) - charges[i]) / (num_players - 1)
+            assert totals[a] == pytest.approx((others - charges[i]) / 100)
+            assert isinstance(totals[a], float)
+        assert any(infos[a]["winner"] for a in env.possible_agents)
+
+
+def test_win_rewards_share_plus_and_minus_one():
+    assert deal_rewards([0, 10, 20], [True, False, False], "win") == [1.0, -0.5, -0.5]
+    assert deal_rewards([0, 0, 20], [True, True, False], "win") == [0.5, 0.5, -1.0]
+    assert deal_rewards([4, 4], [True, True], "win") == [0.0, 0.0]
+    env = pis_env.env(num_players=3, reward="win")
+    env.reset(seed=5)
+    totals, infos = _play_deal(env, random.Random(2))
+    assert sum(totals.values()) == pytest.approx(0.0)
+    winners = [a for a in env.possible_agents if infos[a]["winner"]]
+    for a in env.possible_agents:
+        expected = 1 / len(winners) if a in winners else -1 / (3 - len(winners))
+        assert totals[a] == pytest.approx(expected if len(winners) < 3 else 0.0)
+
+
+def test_going_out_on_a_seven_triples_charges_in_rewards():
+    deck = stacked(
+        [["2C", "3C", "4C", "5C", "6C", "9C", "7C"], ["2D", "3D", "4D", "5D", "6D", "9D", "10D"]],
+        rest_first=["8H", "10H", "QH", "KH", "AH", "8S"],
+    )
+    env = pis_env.env()
+    env.reset(options={"deck": deck, "dealer": 1})
+    for card in ["2C", "3C", "4C", "5C", "6C", "9C"]:
+        env.step(pis_env.parse_card(card))
+        env.step(DRAW)
+        env.step(PASS)
+    env.step(pis_env.parse_card("7C"))
+    raw = env.unwrapped
+    assert points_of(raw.game.hands[1]) == 100
+    assert raw.infos["player_1"] == {"penalty": 300, "winner": False}
+    assert raw.infos["player_0"] == {"penalty": 0, "winner": True}
+    assert raw.rewards == {"player_0": 3.0, "player_1": -3.0}
+    assert all(raw.terminations.values())
+
+
+def test_match_episode_rewards_every_deal_and_rotates_dealer():
+    env = pis_env.env(num_players=3, num_deals=4)
+    env.reset(seed=11)
+    raw = env.unwrapped
+    rng = random.Random(3)
+    deals_seen = []
+    final = {}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            final[agent] = info
+            env.step(None)
+            continue
+        if not deals_seen or deals_seen[-1] != raw.game.deal_index:
+            deals_seen.append(raw.game.deal_index)
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+    assert deals_seen == [0, 1, 2, 3]
+    d0 = raw.game.deal_dealers[0]
+    assert raw.game.deal_dealers == [(d0 + k) % 3 for k in range(4)]
+    assert [final[a]["match_score"] for a in raw.possible_agents] == raw.game.totals
+
+
+def test_max_turns_truncates_everyone_with_zero_reward():
+    env = pis_env.env(max_turns=5)
+    env.reset(seed=0)
+    totals = {a: 0.0 for a in env.possible_agents}
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        totals[agent] += reward
+        if term or trunc:
+            assert trunc and not term
+            env.step(None)
+            continue
+        steps += 1
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert steps == 5 and totals == {a: 0.0 for a in env.possible_agents}
+
+
+def test_history_replays_to_the_same_state():
+    for options in ({"num_players": 4}, {"num_players": 3, "num_deals": 2}):
+        env = pis_env.env(**options)
+        env.reset(seed=21)
+        rng = random.Random(4)
+        for _ in range(60):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.randrange(len(legal))]))
+        history = env.unwrapped.export_history()
+        json.loads(history)
+        replayed = pis_env.raw_env.from_history(history)
+        a, b = env.unwrapped.game, replayed.game
+        for field in ("hands", "stock", "pile", "top", "active_suit", "pending_sevens", "phase",
+                      "current", "direction", "totals", "deal_index", "history"):
+            assert getattr(a, field) == getattr(b, field), field
+        assert replayed.agent_selection == env.unwrapped.agent_selection
+
+
+def test_history_of_a_finished_deal_and_bad_history():
+    env = pis_env.env(num_players=2, illegal_action="terminate")
+    env.reset(seed=2)
+    env.step(999)  # an illegal action ends the deal
+    replayed = pis_env.raw_env.from_history(env.unwrapped.export_history())
+    assert replayed.game.charges == env.unwrapped.game.charges
+    with pytest.raises(ValueError, match="not 'pis_yedili_v0'"):
+        pis_env.raw_env.from_history({"env": "other_v9", "rules": {}, "deals": []})
+
+
+# ---------------------------------------------------------------------- bad input
+def test_illegal_action_raise_leaves_state_unchanged_and_play_goes_on():
+    env = pis_env.env()
+    env.reset(seed=0)
+    raw = env.unwrapped
+    before = raw.export_history()
+    legal = np.flatnonzero(env.last()[0]["action_mask"]).tolist()
+    illegal = next(a for a in range(58) if a not in legal)
+    for bad in (illegal, 58, -1, 10**6):
+        with pytest.raises(IllegalActionError, match="legal actions") as err:
+            env.step(bad)
+        assert isinstance(err.value, ValueError)
+        assert raw.export_history() == before
+    env.step(legal[0])
+    assert raw.game.turns == 1
+
+
+def test_illegal_action_terminate_charges_the_offender():
+    env = pis_env.env(num_players=3, illegal_action="terminate")
+    env.reset(seed=4)
+    raw = env.unwrapped
+    offender = env.agent_selection
+    seat = raw.possible_agents.index(offender)
+    points = points_of(raw.game.hands[seat])
+    env.step(PASS)  # never legal before a draw
+    assert all(raw.terminations.values())
+    info = raw.infos[offender]
+    assert info["illegal_action"] == PASS
+    assert info["penalty"] == 3 * points + 100 and not info["winner"]
+    assert sum(raw.rewards.values()) == pytest.approx(0.0)
+    assert raw.rewards[offender] == pytest.approx(-(3 * points + 100) / 100)
+    others = [a for a in raw.possible_agents if a != offender]
+    assert all(raw.infos[a]["winner"] and raw.infos[a]["penalty"] == 0 for a in others)
+
+
+def test_step_or_observe_before_reset_is_a_clear_error():
+    raw = pis_env.raw_env()
+    with pytest.raises(RuntimeError, match="before reset"):
+        raw.step(DRAW)
+    with pytest.raises(RuntimeError, match="before reset"):
+        raw.observe("player_0")
+    wrapped = pis_env.env()
+    with pytest.raises(Exception, match="reset"):
+        wrapped.step(DRAW)
+
+
+def test_malformed_deck_and_dealer_and_unknown_option():
+    env = pis_env.env()
+    with pytest.raises(ValueError, match="52 cards"):
+        env.reset(options={"deck": list(range(51))})
+    with pytest.raises(ValueError, match="duplicated"):
+        env.reset(options={"deck": [0] + list(range(1, 51)) + [0]})
+    with pytest.raises(ValueError, match="not a card name"):
+        env.reset(options={"deck": ["ZZ"] + list(range(1, 52))})
+    with pytest.raises(ValueError, match="dealer"):
+        env.reset(options={"dealer": 2})
+    with pytest.raises(ValueError, match="allowed options"):
+        pis_env.env(numplayers=3)
+    with pytest.raises(ValueError, match="allowed values"):
+        pis_env.env(draw_rule="sometimes")
+    with pytest.raises(ValueError, match="render_mode"):
+        pis_env.env(render_mode="rgb_array")
+    env.reset(options={"deck": list(range(52)), "dealer": 1, "unknown": 1})  # ignored key
+
+
+def test_stacked_deck_deals_in_order_and_render_shows_the_table():
+    deck = stacked(
+        [["2C", "3D", "4D", "5D", "6D", "8D", "9D"], ["JS", "7H", "2H", "3H", "4H", "5H", "6H"]],
+        rest_first=["AS"],
+    )
+    env = pis_env.env(render_mode="ansi")
+    env.reset(options={"deck": deck, "dealer": 1})
+    game = env.unwrapped.game
+    assert env.agent_selection == "player_0"
+    assert cards_of(game.hands[0]) == sorted(deck[0:14:2])
+    assert game.stock[-1] == pis_env.parse_card("AS")
+    text = env.render()
+    assert "player_0 to move (opening)" in text and "2♣" in text and "stock: 38" in text
