@@ -1,0 +1,121 @@
+"""Small statistics helpers for tournaments: confidence intervals and OpenSkill ratings.
+
+Everything here is plain Python/numpy (the ``openskill`` package only for
+``openskill_ratings``) and deterministic: the same inputs in the same order give the same
+numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+
+def z_value(confidence: float = 0.95) -> float:
+    """The two-sided standard normal quantile: 1.959964 for 95%."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def wilson_interval(
+    successes: float, trials: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion ``successes / trials``.
+
+    ``successes`` may be fractional (a shared win counted as ``1/k``); the formula is
+    then applied as is, a standard approximation. With no trials the interval is
+    ``(0.0, 1.0)``, i.e. nothing is known.
+
+    >>> [round(x, 4) for x in wilson_interval(5, 10)]
+    [0.2366, 0.7634]
+    """
+    if trials < 0 or successes < 0 or successes > trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes!r}/{trials!r}")
+    if trials == 0:
+        return 0.0, 1.0
+    z = z_value(confidence)
+    p = successes / trials
+    z2 = z * z
+    denom = 1.0 + z2 / trials
+    centre = (p + z2 / (2.0 * trials)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / trials + z2 / (4.0 * trials * trials)) / denom
+    # Clamp rounding noise so the interval always contains p and stays within [0, 1].
+    return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
+
+
+def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean and its normal-approximation interval
+    ``mean ± z · s / sqrt(n)`` with the sample standard deviation ``s`` (ddof=1).
+
+    With fewer than two values the interval is ``(nan, nan)``; an empty input gives
+    ``(nan, nan, nan)``.
+    """
+    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, float)
+    x = x.ravel()
+    if x.size == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, math.nan, math.nan
+    half = z_value(confidence) * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return mean, mean - half, mean + half
+
+
+def ranks_from_scores(charges: Sequence[float]) -> list[int]:
+    """Competition ranks (0 = best) from charges where lower is better; equal charges
+    share a rank: ``[0, 30, 0, 12] -> [0, 3, 0, 2]``."""
+    return [sum(1 for other in charges if other < c) for c in charges]
+
+
+@dataclass(frozen=True)
+class Rating:
+    """An OpenSkill rating: ``mu``, ``sigma`` and the conservative ``ordinal``
+    (``mu - 3 sigma``)."""
+
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3.0 * self.sigma
+
+
+def openskill_ratings(
+    games: Iterable[tuple[Sequence[str], Sequence[float]]],
+    players: Sequence[str] | None = None,
+) -> dict[str, Rating]:
+    """Rate players with OpenSkill's Plackett-Luce model from a sequence of games.
+
+    Each game is ``(names, ranks)``: one name per team of one player and its rank
+    (lower is better, equal ranks tie). A name must appear at most once in a game.
+    Games are applied in the given order (ratings are order-dependent), so a fixed order
+    gives fixed ratings. ``players`` lists names to report even if they never played.
+    """
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    current: dict[str, object] = {}
+    for name in players or ():
+        current[name] = model.rating(name=name)
+    for names, ranks in games:
+        if len(set(names)) != len(names):
+            raise ValueError(f"a player appears twice in one game: {list(names)}")
+        teams = []
+        for name in names:
+            if name not in current:
+                current[name] = model.rating(name=name)
+            teams.append([current[name]])
+        rated = model.rate(teams, ranks=list(ranks))
+        for name, team in zip(names, rated):
+            current[name] = team[0]
+    return {name: Rating(float(r.mu), float(r.sigma)) for name, r in current.items()}
+
+
+__all__ = [
+    "Rating", "mean_ci", "openskill_ratings", "ranks_from_scores", "wilson_interval", "z_value",
+]
