@@ -98,16 +98,11 @@ from .rules import Rules
 
 ENV_NAME = f"pis_yedili_v{LAYOUT_VERSION}"
 
-_BYTE_BITS_I8 = np.unpackbits(
-    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
-).astype(np.int8)
-
-
 def mask_array(legal: int) -> np.ndarray:
     """A 58-bit legal-action integer as an int8[58] mask."""
-    return _BYTE_BITS_I8[np.frombuffer(legal.to_bytes(8, "little"), dtype=np.uint8)].ravel()[
-        :NUM_ACTIONS
-    ]
+    bits = np.unpackbits(np.frombuffer(legal.to_bytes(8, "little"), dtype=np.uint8),
+                         count=NUM_ACTIONS, bitorder="little")
+    return bits.view(np.int8)
 
 
 def env(**kwargs) -> AECEnv:

@@ -64,21 +64,17 @@ class Layout:
         return cls(num_players, num_deals, offsets, pos)
 
 
-# Byte -> its 8 bits, for turning a 52-bit hand into 52 floats with one table look-up.
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-_BYTE_BITS = _BYTE_BITS.astype(np.float32)
-
-
-def _mask_bits(mask: int) -> np.ndarray:
-    return _BYTE_BITS[np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8)].ravel()[:52]
+def _two_masks_bits(low: int, high: int) -> np.ndarray:
+    """Bits 0..63 of ``low`` then bits 0..63 of ``high`` as uint8 0/1 (one unpack call)."""
+    packed = ((high << 64) | low).to_bytes(16, "little")
+    return np.unpackbits(np.frombuffer(packed, dtype=np.uint8), bitorder="little")
 
 
 class ObservationEncoder:
-    """Writes a state into one preallocated float32 buffer, seen from one seat."""
+    """Writes a state, seen from one seat, into a float32 vector of the layout."""
 
     def __init__(self, num_players: int, num_deals: int = 1):
         self.layout = Layout.of(num_players, num_deals)
-        self.buffer = np.zeros(self.layout.size, dtype=np.float32)
         o = self.layout.offsets
         self._hand = o["hand"]
         self._top = o["top_card"].start
@@ -95,11 +91,12 @@ class ObservationEncoder:
         self._scores = o["scores"].start if "scores" in o else None
 
     def encode(self, state: GameState, observer: int) -> np.ndarray:
-        """The observation of ``observer`` (a new array; the buffer is reused)."""
-        buf = self.buffer
-        buf[:] = 0.0
+        """The observation of ``observer`` as a new float32 array."""
+        buf = np.zeros(self.layout.size, dtype=np.float32)
         n = state.num_players
-        buf[self._hand] = _mask_bits(state.hands[observer])
+        bits = _two_masks_bits(state.hands[observer], state.pile_mask)
+        buf[self._hand] = bits[:52]
+        buf[self._discard] = bits[64:116]
         if state.top >= 0:
             buf[self._top + state.top] = 1.0
         buf[self._suit + state.active_suit] = 1.0
@@ -112,25 +109,22 @@ class ObservationEncoder:
         hands = state.hands
         drew_on = state.drew_on
         sizes = self._sizes
-        drew = self._drew
         for k in range(n):
             seat = (observer + k) % n
             buf[sizes + k] = hands[seat].bit_count() / SIZE_SCALE
-            if k:
+            if k and drew_on[seat]:
                 suits = drew_on[seat]
-                base = drew + 4 * (k - 1)
+                base = self._drew + 4 * (k - 1)
                 for s in range(4):
                     if (suits >> s) & 1:
                         buf[base + s] = 1.0
         buf[self._stock] = len(state.stock) / SIZE_SCALE
-        if state.pile_mask:
-            buf[self._discard] = _mask_bits(state.pile_mask)
         if self._deal is not None:
             buf[self._deal + state.deal_index] = 1.0
             for k in range(n):
                 t = state.totals[(observer + k) % n]
                 buf[self._scores + k] = t / (t + SCORE_SCALE)
-        return buf.copy()
+        return buf
 
 
 def _one_hot_index(values: np.ndarray) -> int | None:
