@@ -694,8 +694,11 @@ def run_tournament(
                     specs_list.append(a)
     labels = agent_labels(specs_list)
     specs = dict(zip(labels, specs_list))
-    for s in specs_list:
-        parse_spec(s)
+    for s in dict.fromkeys(specs_list):  # fail early, in this process, on a bad spec
+        try:
+            build_agent(s, n, None)
+        except (ValueError, TypeError, ImportError) as e:
+            raise ValueError(f"agent spec {s!r}: {e}") from e
     if tables:
         lineups = []
         for lineup in tables:
