@@ -78,7 +78,7 @@ import numpy as np
 
 from .stats import Rating, mean_ci, openskill_ratings, ranks_from_scores, wilson_interval
 
-#: Deals per work unit; fixed, so that the split never depends on the worker count.
+#: The most deals per work unit (fewer for short runs, so that every worker has work).
 CHUNK_DEALS = 25
 #: End reasons, as stored in ``TableResult.reasons``.
 REASONS = ("going_out", "empty_stock", "illegal", "truncated")
@@ -711,14 +711,18 @@ def run_tournament(
     seatings = [rotations(lineup) for lineup in lineups]
     config = {"rules": rules_dict, "seed": seed, "seatings": seatings, "specs": specs}
 
-    tasks = [
-        (t, start, min(start + CHUNK_DEALS, deals))
-        for t in range(len(lineups))
-        for start in range(0, deals, CHUNK_DEALS)
-    ]
     if workers is None:
         workers = _cpu_count()
-    workers = max(1, min(int(workers), len(tasks)))
+    workers = max(1, int(workers))
+    # Work units of up to CHUNK_DEALS deals, small enough to keep every worker busy. The
+    # split never changes the results: each deal is seeded on its own.
+    chunk = max(1, min(CHUNK_DEALS, -(-deals * len(lineups) // (8 * workers))))
+    tasks = [
+        (t, start, min(start + chunk, deals))
+        for t in range(len(lineups))
+        for start in range(0, deals, chunk)
+    ]
+    workers = min(workers, len(tasks))
     charges = [np.zeros((deals, n, n), np.int32) for _ in lineups]
     winners = [np.zeros((deals, n, n), bool) for _ in lineups]
     reasons = [np.zeros((deals, n), np.uint8) for _ in lineups]

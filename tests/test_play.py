@@ -230,3 +230,29 @@ def test_moves_log_and_registry():
         with pytest.raises(QuitGame) as info:
             _human(quit_input, n=3)[0].act(obs)
         assert info.value.reason == reason
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_at_the_prompt_quits_cleanly():
+    import select
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.play", "--opponents", "random", "--seed", "1"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Your move" not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            seen += os.read(proc.stdout.fileno(), 4096)
+    assert b"Your move" in seen
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    text = (seen + out).decode("utf-8")
+    assert proc.returncode == 130
+    assert "Interrupted (Ctrl-C): quitting the game." in text
+    assert b"Traceback" not in err
