@@ -1,0 +1,723 @@
+"""The numba kernels of the batched engine: every rule of ``pis_env.engine`` over arrays.
+
+This module imports numba (an optional dependency); ``pis_env`` itself never imports it.
+Every kernel is ``@njit(cache=True)``: the first import in a fresh environment compiles
+for a few seconds, later processes load machine code from ``__pycache__``.
+
+State layout. One match per row of four arrays (see :data:`FIELDS`):
+
+* ``st``    int64[B, NF]  scalar fields and per-seat fields (hands are 52-bit masks in
+  int64, so every bit operation stays in signed 64-bit arithmetic, which numba keeps
+  integral; action masks use bits 0..57);
+* ``stock`` int8[B, 52]   the stock of the current deal: ``stock[b, st[b, SPOS]]`` is the
+  next card drawn and ``st[b, SLEN]`` the end (a stacked deck is stored whole, the stock
+  starting at ``7 n``; a reshuffle writes the new stock at 0);
+* ``decks`` int8[B, D, 52] stacked decks for the deals of the match (``st[b, NSTACK]`` of
+  them; deals beyond are shuffled from the game's RNG);
+* ``rng``   uint64[B]     one splitmix64 stream per game (deck shuffles, dealers,
+  reshuffles): a game's randomness does not depend on the batch it sits in.
+
+``cfg`` is an int64 vector of the rules (see :data:`CFG`), so one compilation serves all
+variants. All kernels loop over the batch in one thread; B in the thousands amortises the
+call overhead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+# ---------------------------------------------------------------------- constants
+NUM_CARDS = 52
+NUM_ACTIONS = 58
+NOMINATE_BASE = 52
+DRAW = 56
+PASS = 57
+MAX_PLAYERS = 7
+CARDS_PER_HAND = 7
+OPENING, PLAY, NOMINATE, ACE_PHASE = 0, 1, 2, 3
+JACK, SEVEN, EIGHT, TEN, ACE = 9, 5, 6, 8, 12
+
+# Why a deal ended (``st[b, REASON]``); the reference engine's strings in this order.
+NOT_OVER, GOING_OUT, EMPTY_STOCK, ILLEGAL, TRUNCATED = 0, 1, 2, 3, 4
+REASON_NAMES = (None, "going_out", "empty_stock", "illegal", "truncated")
+
+# Fields of ``st``.
+CUR, PHASE, TOP, SUIT, PEND, DRAWN, DIR, DEALER, OPENED, TURNS = range(10)
+OVER, MOVER, REASON, SPOS, SLEN, PILE, LEGAL, DEAL, NSTACK, NEXTDECK = range(10, 20)
+LAST = 20          # the seat that made the last decision (for terminal observations)
+HAND = 21          # 7 seats
+DREW = HAND + MAX_PLAYERS    # 7 seats: suits (bits) active when the seat drew
+TOTAL = DREW + MAX_PLAYERS   # 7 seats: match totals
+NF = TOTAL + MAX_PLAYERS
+FIELDS = {
+    "current": CUR, "phase": PHASE, "top": TOP, "active_suit": SUIT,
+    "pending_sevens": PEND, "has_drawn": DRAWN, "direction": DIR, "dealer": DEALER,
+    "opened": OPENED, "turns": TURNS, "deal_over": OVER, "match_over": MOVER,
+    "end_reason": REASON, "stock_pos": SPOS, "stock_end": SLEN, "pile": PILE,
+    "legal": LEGAL, "deal_index": DEAL, "stacked": NSTACK, "next_deck": NEXTDECK,
+    "last": LAST, "hands": HAND, "drew_on": DREW, "totals": TOTAL,
+}
+
+# Entries of ``cfg``.
+C_N, C_DRAW, C_DOUBLE, C_CONTINUE, C_OTHER, C_FIRST_ROUND, C_RESHUFFLE = range(7)
+C_DEALS, C_MAX_TURNS, C_WIN, C_TERMINATE = range(7, 11)
+NCFG = 11
+CFG = ("num_players", "draw_rule", "seven_penalty", "after_penalty", "nominate", "opening",
+       "empty_stock", "num_deals", "max_turns", "reward", "illegal_action")
+
+DRAW_BIT = np.int64(1) << np.int64(DRAW)
+PASS_BIT = np.int64(1) << np.int64(PASS)
+NOMINATE_BITS = np.int64(0b1111) << np.int64(NOMINATE_BASE)
+SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.int64)
+RANK_MASKS = np.array(
+    [sum(1 << (13 * s + r) for s in range(4)) for r in range(13)], dtype=np.int64
+)
+JACKS = RANK_MASKS[JACK]
+SEVENS = RANK_MASKS[SEVEN]
+ACE_EXTRA = RANK_MASKS[ACE] | JACKS
+RANK_POINTS = np.array([2, 3, 4, 5, 6, 20, 8, 9, 10, 25, 10, 10, 15], dtype=np.int64)
+CARD_POINTS = np.array([RANK_POINTS[c % 13] for c in range(NUM_CARDS)], dtype=np.int64)
+# Points of every 13-bit suit chunk: a hand's points are four look-ups.
+CHUNK_POINTS = np.array(
+    [sum(int(RANK_POINTS[r]) for r in range(13) if (m >> r) & 1) for m in range(1 << 13)],
+    dtype=np.int64,
+)
+CHUNK = np.int64((1 << 13) - 1)
+
+# Observation layout offsets (see ``pis_env.observation.segment_table``).
+O_HAND, O_TOP, O_SUIT, O_PEND, O_PHASE, O_DRAWN, O_DIR, O_SIZES = (
+    0, 52, 104, 108, 113, 117, 118, 119
+)
+MAX_PENDING_SEVENS = 4
+
+
+def obs_size(n: int, num_deals: int) -> int:
+    """Observation length for ``n`` players and ``num_deals`` deals (= ``Layout.size``)."""
+    size = O_SIZES + n + 1 + NUM_CARDS + 4 * (n - 1)
+    return size + (num_deals + n if num_deals > 1 else 0)
+
+
+# ---------------------------------------------------------------------- bit helpers
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of an integer (LLVM ``ctpop``), as int64."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        res = builder.ctpop(args[0])
+        return context.cast(builder, res, x, types.int64)
+
+    return types.int64(x), codegen
+
+
+@intrinsic
+def lowbit_index(typingctx, x):
+    """Index of the lowest set bit (LLVM ``cttz``), as int64; ``x`` must be non-zero."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+
+        res = builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+        return context.cast(builder, res, x, types.int64)
+
+    return types.int64(x), codegen
+
+
+@njit(cache=True, inline="always")
+def points_of(hand):
+    return (CHUNK_POINTS[hand & CHUNK] + CHUNK_POINTS[(hand >> 13) & CHUNK]
+            + CHUNK_POINTS[(hand >> 26) & CHUNK] + CHUNK_POINTS[(hand >> 39) & CHUNK])
+
+
+@njit(cache=True, inline="always")
+def nth_bit(mask, k):
+    """Index of the ``k``-th (0-based, ascending) set bit of ``mask``."""
+    for _ in range(k):
+        mask &= mask - 1
+    return lowbit_index(mask)
+
+
+# ---------------------------------------------------------------------- RNG
+@njit(cache=True, inline="always")
+def rand_u64(rng, b):
+    """splitmix64: the next 64 random bits of game ``b``'s stream."""
+    z = rng[b] + np.uint64(0x9E3779B97F4A7C15)
+    rng[b] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def rand_below(rng, b, n):
+    """A uniform int in ``[0, n)`` (Lemire's multiply-shift on 32 random bits)."""
+    z = rand_u64(rng, b) >> np.uint64(32)
+    return np.int64((z * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True)
+def seed_streams(rng, seeds):
+    """``rng[i]`` from ``seeds[i]`` (hashed, so that nearby seeds give unrelated streams)."""
+    for i in range(seeds.shape[0]):
+        rng[i] = np.uint64(seeds[i])
+        rand_u64(rng, i)
+        rng[i] = rand_u64(rng, i)
+
+
+# ---------------------------------------------------------------------- rules
+@njit(cache=True)
+def legal_of(st, b, cfg):
+    """The legal action mask of game ``b`` (``GameState.legal_mask``)."""
+    if st[b, OVER]:
+        return np.int64(0)
+    phase = st[b, PHASE]
+    hand = st[b, HAND + st[b, CUR]]
+    if phase == PLAY:
+        if st[b, PEND] > 0:
+            return (hand & SEVENS) | DRAW_BIT
+        top_rank = st[b, TOP] % 13
+        if top_rank == JACK:
+            cards = hand & SUIT_MASKS[st[b, SUIT]] & ~JACKS
+        else:
+            cards = hand & (SUIT_MASKS[st[b, SUIT]] | RANK_MASKS[top_rank] | JACKS)
+        rule = cfg[C_DRAW]
+        if rule == 0:
+            legal = cards | DRAW_BIT
+            if st[b, DRAWN]:
+                legal |= PASS_BIT
+            return legal
+        if rule == 1:
+            return cards | (PASS_BIT if st[b, DRAWN] else DRAW_BIT)
+        return cards if cards != 0 else DRAW_BIT
+    if phase == OPENING:
+        clubs = hand & SUIT_MASKS[0]
+        return clubs if clubs != 0 else DRAW_BIT
+    if phase == NOMINATE:
+        if cfg[C_OTHER]:
+            return NOMINATE_BITS & ~(np.int64(1) << (NOMINATE_BASE + st[b, SUIT]))
+        return NOMINATE_BITS
+    return (hand & (SUIT_MASKS[st[b, SUIT]] | ACE_EXTRA)) | PASS_BIT
+
+
+@njit(cache=True)
+def _shuffle_deck(stock, rng, b):
+    for i in range(NUM_CARDS):
+        stock[b, i] = i
+    for i in range(NUM_CARDS - 1, 0, -1):
+        j = rand_below(rng, b, i + 1)
+        t = stock[b, i]
+        stock[b, i] = stock[b, j]
+        stock[b, j] = t
+
+
+@njit(cache=True)
+def start_deal(st, stock, decks, rng, cfg, b, dealer):
+    """Deal the next deal of game ``b`` (``GameState._start_deal``); ``dealer < 0``
+    draws the dealer from the game's RNG."""
+    n = cfg[C_N]
+    k = st[b, NEXTDECK]
+    if k < st[b, NSTACK]:
+        for i in range(NUM_CARDS):
+            stock[b, i] = decks[b, k, i]
+        st[b, NEXTDECK] = k + 1
+    else:
+        _shuffle_deck(stock, rng, b)
+    if dealer < 0:
+        dealer = rand_below(rng, b, n)
+    st[b, DEAL] += 1
+    st[b, DEALER] = dealer
+    for i in range(MAX_PLAYERS):
+        st[b, HAND + i] = 0
+        st[b, DREW + i] = 0
+    seat = (dealer + 1) % n
+    for i in range(CARDS_PER_HAND * n):
+        st[b, HAND + seat] |= np.int64(1) << np.int64(stock[b, i])
+        seat += 1
+        if seat == n:
+            seat = 0
+    st[b, SPOS] = CARDS_PER_HAND * n
+    st[b, SLEN] = NUM_CARDS
+    st[b, PILE] = 0
+    st[b, TOP] = -1
+    st[b, SUIT] = 0
+    st[b, PEND] = 0
+    st[b, PHASE] = OPENING
+    st[b, DRAWN] = 0
+    st[b, DIR] = 1
+    st[b, CUR] = (dealer + 1) % n
+    st[b, LAST] = st[b, CUR]
+    st[b, OPENED] = 0
+    st[b, TURNS] = 0
+    st[b, OVER] = 0
+    st[b, REASON] = NOT_OVER
+    st[b, LEGAL] = legal_of(st, b, cfg)
+
+
+@njit(cache=True)
+def new_match(st, stock, decks, rng, cfg, b, dealer):
+    """Start a new match in game ``b``: totals zero, the first deal dealt."""
+    st[b, DEAL] = -1
+    st[b, MOVER] = 0
+    st[b, NEXTDECK] = 0
+    for i in range(MAX_PLAYERS):
+        st[b, TOTAL + i] = 0
+    start_deal(st, stock, decks, rng, cfg, b, dealer)
+
+
+@njit(cache=True)
+def reset_games(st, stock, decks, rng, cfg, games, dealers):
+    """New matches in ``games`` (indices); ``dealers[i] < 0`` draws the dealer."""
+    for i in range(games.shape[0]):
+        new_match(st, stock, decks, rng, cfg, games[i], dealers[i])
+
+
+@njit(cache=True)
+def _advance(st, b, steps, cfg):
+    n = cfg[C_N]
+    p = (st[b, CUR] + steps * st[b, DIR]) % n
+    if p < 0:
+        p += n
+    st[b, CUR] = p
+    st[b, DRAWN] = 0
+    if cfg[C_FIRST_ROUND]:
+        st[b, PHASE] = PLAY if (st[b, OPENED] >> p) & 1 else OPENING
+    else:
+        st[b, PHASE] = PLAY if st[b, OPENED] != 0 else OPENING
+
+
+@njit(cache=True)
+def _end_deal(st, b, cfg, reason, charges, winners, out_charges, out_winners, out_rewards):
+    """Record the end of a deal: charges, winners, totals, rewards (``deal_rewards``)."""
+    n = cfg[C_N]
+    st[b, OVER] = 1
+    st[b, REASON] = reason
+    st[b, LEGAL] = 0
+    total = 0
+    num_winners = 0
+    for i in range(n):
+        out_charges[b, i] = charges[i]
+        out_winners[b, i] = winners[i]
+        st[b, TOTAL + i] += charges[i]
+        total += charges[i]
+        num_winners += winners[i]
+    if reason == ILLEGAL or reason == TRUNCATED or st[b, DEAL] >= cfg[C_DEALS] - 1:
+        st[b, MOVER] = 1
+    for i in range(n):
+        if reason == TRUNCATED:
+            out_rewards[b, i] = 0.0
+        elif cfg[C_WIN] == 0:
+            c = charges[i]
+            out_rewards[b, i] = ((total - c) / (n - 1) - c) / 100.0
+        elif num_winners == 0 or num_winners == n:
+            out_rewards[b, i] = 0.0
+        elif winners[i]:
+            out_rewards[b, i] = 1.0 / num_winners
+        else:
+            out_rewards[b, i] = -1.0 / (n - num_winners)
+
+
+@njit(cache=True)
+def _end_by_empty_stock(st, b, cfg, out_charges, out_winners, out_rewards):
+    n = cfg[C_N]
+    points = np.empty(n, np.int64)
+    low = np.int64(1) << 40
+    for i in range(n):
+        points[i] = points_of(st[b, HAND + i])
+        if points[i] < low:
+            low = points[i]
+    charges = np.zeros(n, np.int64)
+    winners = np.zeros(n, np.int64)
+    for i in range(n):
+        if points[i] == low:
+            winners[i] = 1
+        else:
+            charges[i] = points[i]
+    _end_deal(st, b, cfg, EMPTY_STOCK, charges, winners, out_charges, out_winners, out_rewards)
+
+
+@njit(cache=True)
+def _refill_stock(st, stock, rng, b):
+    """The reshuffle variant: the pile but its top card becomes the new stock."""
+    top = st[b, TOP]
+    rest = st[b, PILE] & ~(np.int64(1) << top)
+    k = 0
+    while rest:
+        stock[b, k] = lowbit_index(rest)
+        rest &= rest - 1
+        k += 1
+    for i in range(k - 1, 0, -1):
+        j = rand_below(rng, b, i + 1)
+        t = stock[b, i]
+        stock[b, i] = stock[b, j]
+        stock[b, j] = t
+    st[b, SPOS] = 0
+    st[b, SLEN] = k
+    st[b, PILE] = np.int64(1) << top
+
+
+@njit(cache=True)
+def _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_rewards):
+    """Move ``count`` cards from the stock to seat ``p``; False when the deal ended."""
+    hand = st[b, HAND + p]
+    for _ in range(count):
+        pos = st[b, SPOS]
+        hand |= np.int64(1) << np.int64(stock[b, pos])
+        st[b, SPOS] = pos + 1
+        if pos + 1 == st[b, SLEN]:
+            if cfg[C_RESHUFFLE] and popcount(st[b, PILE]) >= 2:
+                _refill_stock(st, stock, rng, b)
+            else:
+                st[b, HAND + p] = hand
+                _end_by_empty_stock(st, b, cfg, out_charges, out_winners, out_rewards)
+                return False
+    st[b, HAND + p] = hand
+    return True
+
+
+@njit(cache=True)
+def _forfeit(st, b, cfg, out_charges, out_winners, out_rewards):
+    n = cfg[C_N]
+    p = st[b, CUR]
+    charges = np.zeros(n, np.int64)
+    winners = np.ones(n, np.int64)
+    charges[p] = 3 * points_of(st[b, HAND + p]) + 100
+    winners[p] = 0
+    _end_deal(st, b, cfg, ILLEGAL, charges, winners, out_charges, out_winners, out_rewards)
+
+
+@njit(cache=True)
+def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards):
+    """Apply action ``a`` of the current player of game ``b`` (``GameState.apply``; an
+    illegal action forfeits as ``GameState.forfeit``). The deal may end here."""
+    p = st[b, CUR]
+    st[b, LAST] = p
+    if a < 0 or a >= NUM_ACTIONS or not (st[b, LEGAL] >> a) & 1:
+        _forfeit(st, b, cfg, out_charges, out_winners, out_rewards)
+        return
+    st[b, TURNS] += 1
+    n = cfg[C_N]
+    if a < NUM_CARDS:
+        bit = np.int64(1) << a
+        hand = st[b, HAND + p] ^ bit
+        st[b, HAND + p] = hand
+        st[b, PILE] |= bit
+        st[b, TOP] = a
+        suit = a // 13
+        rank = a - 13 * suit
+        st[b, DREW + p] &= ~(np.int64(1) << suit)
+        if st[b, PHASE] == OPENING:
+            st[b, OPENED] |= np.int64(1) << p
+            st[b, SUIT] = suit
+            _advance(st, b, 1, cfg)
+        elif hand == 0:
+            mult = 3 if rank == SEVEN else 2 if rank == JACK else 1
+            charges = np.empty(n, np.int64)
+            winners = np.zeros(n, np.int64)
+            for i in range(n):
+                charges[i] = points_of(st[b, HAND + i]) * mult
+            winners[p] = 1
+            _end_deal(st, b, cfg, GOING_OUT, charges, winners,
+                      out_charges, out_winners, out_rewards)
+        elif rank == JACK:
+            st[b, PHASE] = NOMINATE
+        else:
+            st[b, SUIT] = suit
+            if rank == SEVEN:
+                st[b, PEND] += 1
+                _advance(st, b, 1, cfg)
+            elif rank == EIGHT:
+                _advance(st, b, 2, cfg)
+            elif rank == TEN:
+                st[b, DIR] = -st[b, DIR]
+                _advance(st, b, 1, cfg)
+            elif rank == ACE:
+                st[b, PHASE] = ACE_PHASE
+            else:
+                _advance(st, b, 1, cfg)
+    elif a == DRAW:
+        if st[b, PHASE] == PLAY and st[b, PEND] > 0:
+            k = st[b, PEND]
+            count = 3 * (np.int64(1) << (k - 1)) if cfg[C_DOUBLE] else 3 * k
+            st[b, PEND] = 0
+            if _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_rewards):
+                if cfg[C_CONTINUE]:
+                    st[b, DRAWN] = 1
+                else:
+                    _advance(st, b, 1, cfg)
+        else:
+            st[b, DREW + p] |= np.int64(1) << st[b, SUIT]
+            if _take(st, stock, rng, cfg, b, p, 1, out_charges, out_winners, out_rewards):
+                st[b, DRAWN] = 1
+    elif a == PASS:
+        _advance(st, b, 1, cfg)
+    else:
+        st[b, SUIT] = a - NOMINATE_BASE
+        _advance(st, b, 1, cfg)
+    if st[b, OVER] == 0:
+        if cfg[C_MAX_TURNS] > 0 and st[b, TURNS] >= cfg[C_MAX_TURNS]:
+            zeros = np.zeros(n, np.int64)
+            _end_deal(st, b, cfg, TRUNCATED, zeros, zeros, out_charges, out_winners,
+                      out_rewards)
+        else:
+            st[b, LEGAL] = legal_of(st, b, cfg)
+
+
+# ---------------------------------------------------------------------- observations
+@njit(cache=True, inline="always")
+def _write_bits(row, start, mask):
+    for i in range(NUM_CARDS):
+        row[start + i] = (mask >> i) & 1
+
+
+@njit(cache=True)
+def write_obs(st, cfg, b, observer, row, size_tab):
+    """``ObservationEncoder.encode(state, observer)`` of game ``b`` into ``row``.
+
+    ``size_tab[k]`` is the value written for a count ``k`` (``k / 52`` in float
+    observations, ``k`` in uint8 ones); match scores are ``t / (t + 100)`` (float) or
+    ``round(255 t / (t + 100))`` (uint8)."""
+    n = cfg[C_N]
+    row[:] = 0
+    _write_bits(row, O_HAND, st[b, HAND + observer])
+    top = st[b, TOP]
+    if top >= 0:
+        row[O_TOP + top] = 1
+    row[O_SUIT + st[b, SUIT]] = 1
+    row[O_PEND + st[b, PEND]] = 1
+    row[O_PHASE + st[b, PHASE]] = 1
+    if st[b, DRAWN] and st[b, CUR] == observer:
+        row[O_DRAWN] = 1
+    if st[b, DIR] == 1:
+        row[O_DIR] = 1
+    o_stock = O_SIZES + n
+    o_discard = o_stock + 1
+    o_drew = o_discard + NUM_CARDS
+    seat = observer
+    for k in range(n):
+        row[O_SIZES + k] = size_tab[popcount(st[b, HAND + seat])]
+        if k:
+            suits = st[b, DREW + seat]
+            base = o_drew + 4 * (k - 1)
+            for s in range(4):
+                if (suits >> s) & 1:
+                    row[base + s] = 1
+        seat += 1
+        if seat == n:
+            seat = 0
+    row[o_stock] = size_tab[st[b, SLEN] - st[b, SPOS]]
+    _write_bits(row, o_discard, st[b, PILE])
+    deals = cfg[C_DEALS]
+    if deals > 1:
+        o_deal = o_drew + 4 * (n - 1)
+        o_scores = o_deal + deals
+        row[o_deal + st[b, DEAL]] = 1
+        seat = observer
+        for k in range(n):
+            t = st[b, TOTAL + seat]
+            v = t / (t + 100.0)
+            if size_tab[1] == 1:  # uint8 observations
+                row[o_scores + k] = np.int64(v * 255.0 + 0.5)
+            else:
+                row[o_scores + k] = v
+            seat += 1
+            if seat == n:
+                seat = 0
+
+
+@njit(cache=True, inline="always")
+def write_mask(legal, row):
+    for i in range(NUM_ACTIONS):
+        row[i] = (legal >> i) & 1
+
+
+@njit(cache=True)
+def observe_games(st, cfg, games, seats, obs, size_tab):
+    """Observations of ``games[i]`` seen by ``seats[i]`` (``< 0``: the current player)
+    into ``obs[i]``."""
+    for i in range(games.shape[0]):
+        b = games[i]
+        seat = seats[i]
+        write_obs(st, cfg, b, st[b, CUR] if seat < 0 else seat, obs[i], size_tab)
+
+
+@njit(cache=True)
+def masks_of(st, games, masks):
+    """Legal action masks of the current players of ``games`` into ``masks[i]``."""
+    for i in range(games.shape[0]):
+        write_mask(st[games[i], LEGAL], masks[i])
+
+
+# ---------------------------------------------------------------------- stepping
+@njit(cache=True)
+def check_actions(st, actions):
+    """0 when every action is legal (or ``< 0``: skip); else ``1 + index`` of the first
+    game whose action is illegal, or ``-(1 + index)`` of one whose match is over."""
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if a < 0:
+            continue
+        if st[b, MOVER]:
+            return -(b + 1)
+        if a >= NUM_ACTIONS or not (st[b, LEGAL] >> a) & 1:
+            return b + 1
+    return 0
+
+
+@njit(cache=True)
+def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
+               out_reason, out_done, out_charges, out_winners, out_rewards,
+               term_seats, term_obs, obs, masks, size_tab):
+    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``.
+
+    Per game: ``out_reason[b]`` why a deal ended at this step (0: none), ``out_done[b]``
+    the match ended; where a deal ended ``out_charges``, ``out_winners``, ``out_rewards``
+    hold its results. A finished deal of an unfinished match deals the next one at once
+    (as the AEC env does). A finished match writes its final position seen by
+    ``term_seats[b]`` (``< 0``: the player who acted) into ``term_obs[b]`` when
+    ``term_obs`` has B rows, then with ``auto_reset`` starts a new match. When ``obs`` /
+    ``masks`` have B rows they receive every game's current observation / mask."""
+    write_terminal = term_obs.shape[0] == actions.shape[0]
+    write_o = obs.shape[0] == actions.shape[0]
+    write_m = masks.shape[0] == actions.shape[0]
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        out_reason[b] = 0
+        out_done[b] = 0
+        if a >= 0:
+            apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
+            if st[b, OVER]:
+                out_reason[b] = st[b, REASON]
+                if st[b, MOVER]:
+                    out_done[b] = 1
+                    if write_terminal:
+                        seat = term_seats[b]
+                        write_obs(st, cfg, b, st[b, LAST] if seat < 0 else seat,
+                                  term_obs[b], size_tab)
+                    if auto_reset:
+                        st[b, NSTACK] = 0
+                        new_match(st, stock, decks, rng, cfg, b, -1)
+                else:
+                    start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % cfg[C_N])
+        if write_o:
+            write_obs(st, cfg, b, st[b, CUR], obs[b], size_tab)
+        if write_m:
+            write_mask(st[b, LEGAL], masks[b])
+
+
+# ---------------------------------------------------------------------- policies
+@njit(cache=True, inline="always")
+def random_action(legal, rng, b):
+    if legal == 0:
+        return -1
+    return nth_bit(legal, rand_below(rng, b, popcount(legal)))
+
+
+@njit(cache=True)
+def random_actions(st, rng, out):
+    """A uniformly random legal action per game (``-1`` where the match is over)."""
+    for b in range(out.shape[0]):
+        out[b] = random_action(st[b, LEGAL], rng, b)
+
+
+@njit(cache=True)
+def greedy_action(st, b):
+    """The greedy bot: the legal card with the most penalty points (lowest id on ties);
+    after a Jack the legal suit it holds most of (lowest suit on ties); else draw; else
+    pass. ``-1`` when nothing is legal."""
+    legal = st[b, LEGAL]
+    if legal == 0:
+        return -1
+    cards = legal & ((np.int64(1) << NUM_CARDS) - 1)
+    if cards:
+        best = -1
+        best_pts = -1
+        while cards:
+            c = lowbit_index(cards)
+            cards &= cards - 1
+            if CARD_POINTS[c] > best_pts:
+                best_pts = CARD_POINTS[c]
+                best = c
+        return best
+    if legal & NOMINATE_BITS:
+        hand = st[b, HAND + st[b, CUR]]
+        best = -1
+        best_count = -1
+        for s in range(4):
+            if (legal >> (NOMINATE_BASE + s)) & 1:
+                count = popcount(hand & SUIT_MASKS[s])
+                if count > best_count:
+                    best_count = count
+                    best = NOMINATE_BASE + s
+        return best
+    if legal & DRAW_BIT:
+        return DRAW
+    return PASS
+
+
+@njit(cache=True)
+def greedy_actions(st, out):
+    for b in range(out.shape[0]):
+        out[b] = greedy_action(st, b)
+
+
+@njit(cache=True, inline="always")
+def policy_action(kind, st, rng, b):
+    if kind == 0:
+        return random_action(st[b, LEGAL], rng, b)
+    return greedy_action(st, b)
+
+
+# ---------------------------------------------------------------------- learner env
+@njit(cache=True)
+def env_advance(st, stock, decks, rng, cfg, learner, opponent, opp_rng, first_action,
+                reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
+                term_obs, obs, masks, size_tab, seat_rng):
+    """One ``BatchedEnv`` step for all games: the learner's ``first_action[b]`` (``< 0``:
+    none, as after a reset), then opponents (``opponent`` 0 random, 1 greedy) until it is
+    the learner's turn again. Rewards of every deal that ends go to ``reward[b]``; a
+    finished match writes the learner's view into ``term_obs[b]`` and starts a new match
+    (``learner[b] = (seat, redraw)``: with ``redraw`` the seat is drawn anew from
+    ``seat_rng``)."""
+    n = cfg[C_N]
+    for b in range(first_action.shape[0]):
+        reward[b] = carry[b]
+        carry[b] = 0.0
+        done[b] = 0
+        out_reason[b] = 0
+        a = first_action[b]
+        # Until the learner's first decision of a new match (after a reset or a finished
+        # match) its deal rewards are carried to the next step; a new match that ends
+        # before that decision is discarded (an episode needs at least one decision).
+        fresh = a < 0
+        while True:
+            if a >= 0:
+                apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
+                if st[b, OVER]:
+                    if fresh:
+                        carry[b] += out_rewards[b, learner[b, 0]]
+                    else:
+                        out_reason[b] = st[b, REASON]
+                        reward[b] += out_rewards[b, learner[b, 0]]
+                    if st[b, MOVER]:
+                        if not fresh:
+                            done[b] = 1
+                            write_obs(st, cfg, b, learner[b, 0], term_obs[b], size_tab)
+                        fresh = True
+                        carry[b] = 0.0
+                        st[b, NSTACK] = 0
+                        new_match(st, stock, decks, rng, cfg, b, -1)
+                        if learner[b, 1]:
+                            learner[b, 0] = rand_below(seat_rng, b, n)
+                    else:
+                        start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
+            if st[b, CUR] == learner[b, 0]:
+                break
+            a = policy_action(opponent, st, opp_rng, b)
+        write_obs(st, cfg, b, learner[b, 0], obs[b], size_tab)
+        write_mask(st[b, LEGAL], masks[b])

@@ -1,0 +1,336 @@
+"""The batched engine against the reference engine, step by step (issue 6).
+
+The differential runs deal thousands of stacked decks (seeded permutations) to both the
+batched engine and ``GameState``, drive them with the same random legal actions (the
+batched random policy's choices, which the reference must accept as legal), and compare
+at every step: current player, mask, the current player's observation and one other
+seat's, and at every deal's end the reason, charges, winners and rewards, and the final
+observation of every seat.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from pis_env.batched import (  # noqa: E402
+    REASON_NAMES,
+    BatchedGame,
+    GreedyPolicy,
+    RandomPolicy,
+    uint8_scale,
+)
+from pis_env.batched import kernels as K  # noqa: E402
+from pis_env.cards import CARD_POINTS, SUIT_MASKS  # noqa: E402
+from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError  # noqa: E402
+from pis_env.env import deal_rewards, mask_array  # noqa: E402
+from pis_env.observation import ObservationEncoder  # noqa: E402
+from pis_env.rules import Rules  # noqa: E402
+
+
+class SyncedState(GameState):
+    """The reference engine whose reshuffles take the batched engine's new stock order
+    (randomness is the one thing the two engines do not share); it checks that the new
+    stock is exactly the pile without its top card."""
+
+    __slots__ = ("sync",)
+
+    def _refill_stock(self) -> bool:
+        if not self._reshuffle or len(self.pile) < 2:
+            return False
+        top = self.pile.pop()
+        new = self.sync()
+        assert sorted(new) == sorted(self.pile), "reshuffled stock != pile minus top"
+        self.stock = new[::-1]
+        self.pile = [top]
+        self.pile_mask = 1 << top
+        return True
+
+
+def greedy_reference(state: GameState) -> int:
+    """The greedy rule written plainly on the reference state."""
+    legal = state.legal_actions()
+    cards = [a for a in legal if a < 52]
+    if cards:
+        return max(cards, key=lambda c: CARD_POINTS[c])  # first maximum: lowest id
+    noms = [a for a in legal if NOMINATE_BASE <= a < DRAW]
+    if noms:
+        hand = state.hands[state.current]
+        return max(noms, key=lambda a: (hand & SUIT_MASKS[a - NOMINATE_BASE]).bit_count())
+    return DRAW if DRAW in legal else PASS
+
+
+def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: float = 0.0,
+                     greedy_share: float = 0.0, max_steps: int = 5000) -> dict:
+    """Play ``num_games`` stacked-deck matches in both engines; assert agreement."""
+    n = rules.num_players
+    rng = np.random.default_rng(seed)
+    decks = np.stack([
+        np.stack([rng.permutation(52) for _ in range(rules.num_deals)])
+        for _ in range(num_games)
+    ])
+    dealers = rng.integers(n, size=num_games)
+    game = BatchedGame(num_games, rules, seed=seed)
+    game.reset(decks=decks, dealers=dealers)
+    refs = []
+    for b in range(num_games):
+        state = SyncedState(rules, deck=decks[b].tolist(), dealer=int(dealers[b]))
+        state.sync = (lambda b=b: game.stock[b, :game.st[b, K.SLEN]].tolist())
+        refs.append(state)
+    enc = ObservationEncoder(n, rules.num_deals)
+    policy = RandomPolicy(num_games, seed=seed + 1)
+    greedy = GreedyPolicy(num_games)
+    use_greedy = rng.random(num_games) < greedy_share
+    active = np.ones(num_games, dtype=bool)
+    stats = {"decisions": 0, "deals": 0, "reasons": {}}
+
+    def compare_positions(games: np.ndarray, step: int) -> None:
+        """Current player, mask, the current player's and one other seat's observation
+        of ``games``, compared in one go (a mismatch is then located and named)."""
+        if not len(games):
+            return
+        cur = np.array([refs[b].current for b in games])
+        other = (cur + 1 + (games + step) % (n - 1)) % n
+        ref_masks = np.stack([
+            mask_array(refs[b].legal_mask()) if not refs[b].match_over
+            else np.zeros(58, np.int8) for b in games
+        ])
+        ref_obs = np.stack([enc.encode(refs[b], refs[b].current) for b in games])
+        ref_other = np.stack([enc.encode(refs[b], int(o)) for b, o in zip(games, other)])
+        got_other = game.observe(seats=other, games=games)
+        checks = [
+            ("current player", game.st[games, K.CUR], cur),
+            ("mask", game.masks[games], ref_masks),
+            ("observation of the current player", game.obs[games], ref_obs),
+            ("observation of another seat", got_other, ref_other),
+        ]
+        for what, got, want in checks:
+            if not np.array_equal(got, want):
+                bad = np.flatnonzero((got != want).reshape(len(games), -1).any(axis=1))[0]
+                b = games[bad]
+                raise AssertionError(
+                    f"game {b} step {step} ({rules}): {what} differs: "
+                    f"batched {got[bad].tolist()} != reference {want[bad].tolist()}; "
+                    f"actions so far {refs[b].history}"
+                )
+
+    compare_positions(np.arange(num_games), 0)
+    for step in range(1, max_steps + 1):
+        if not active.any():
+            break
+        actions = policy(game).copy()
+        greedy_actions = greedy(game)
+        actions[use_greedy] = greedy_actions[use_greedy]
+        actions[~active] = -1
+        if illegal_rate:
+            for b in np.flatnonzero(active & (rng.random(num_games) < illegal_rate)):
+                legal = refs[b].legal_mask()
+                bad = [a for a in range(58) if not (legal >> a) & 1]
+                actions[b] = bad[rng.integers(len(bad))]
+        for b in np.flatnonzero(use_greedy & active):
+            assert greedy_actions[b] == greedy_reference(refs[b]), f"game {b}: greedy"
+        result = game.step(actions)
+        for b in np.flatnonzero(active):
+            ref = refs[b]
+            a = int(actions[b])
+            player = ref.current
+            try:
+                ref.apply(a)
+            except IllegalActionError:
+                assert rules.illegal_action == "terminate", f"game {b}: {a} illegal"
+                ref.forfeit(player)
+            stats["decisions"] += 1
+            if ref.deal_over:
+                stats["deals"] += 1
+                stats["reasons"][ref.end_reason] = stats["reasons"].get(ref.end_reason, 0) + 1
+                assert REASON_NAMES[result.reason[b]] == ref.end_reason, f"game {b}: reason"
+                assert result.charges[b].tolist() == ref.charges, f"game {b}: charges"
+                assert result.winners[b].tolist() == ref.winners, f"game {b}: winners"
+                if ref.end_reason == "truncated":
+                    expected = [0.0] * n
+                else:
+                    expected = deal_rewards(ref.charges, ref.winners, rules.reward)
+                assert result.rewards[b].tolist() == expected, f"game {b}: rewards"
+                assert bool(result.done[b]) == ref.match_over, f"game {b}: done"
+                if ref.match_over:
+                    active[b] = False
+                    np.testing.assert_array_equal(
+                        game.observe(seats=np.arange(n), games=np.full(n, b)),
+                        np.stack([enc.encode(ref, seat) for seat in range(n)]),
+                        err_msg=f"game {b}: final observations")
+                    assert not game.masks[b].any(), f"game {b}: mask after the end"
+                else:
+                    ref.next_deal()
+            else:
+                assert result.reason[b] == 0 and not result.done[b], f"game {b}: not over"
+            assert game.totals[b].tolist() == ref.totals, f"game {b}: totals"
+        compare_positions(np.flatnonzero(active), step)
+    assert not active.any(), "some matches did not finish"
+    return stats
+
+
+DIFFERENTIAL_CASES = [
+    # (options, games)
+    ({"num_players": 2}, 1500),
+    ({"num_players": 3}, 800),
+    ({"num_players": 4}, 600),
+    ({"num_players": 7}, 400),
+    ({"num_players": 2, "draw_rule": "one"}, 400),
+    ({"num_players": 3, "draw_rule": "until_playable"}, 400),
+    ({"num_players": 3, "seven_penalty": "double", "after_penalty": "continue"}, 400),
+    ({"num_players": 2, "after_penalty": "continue", "reward": "win"}, 400),
+    ({"num_players": 4, "nominate": "other", "reward": "win"}, 300),
+    ({"num_players": 4, "opening": "first_round"}, 300),
+    ({"num_players": 5, "opening": "first_round", "draw_rule": "one",
+      "seven_penalty": "double", "nominate": "other"}, 300),
+    ({"num_players": 3, "num_deals": 3}, 200),
+    ({"num_players": 2, "num_deals": 4, "reward": "win", "draw_rule": "until_playable"}, 200),
+    ({"num_players": 2, "max_turns": 25}, 300),
+    ({"num_players": 6, "empty_stock": "reshuffle", "max_turns": 300}, 200),
+    ({"num_players": 2, "empty_stock": "reshuffle", "seven_penalty": "double",
+      "draw_rule": "one"}, 100),
+]
+
+
+@pytest.mark.parametrize(
+    "options,games", DIFFERENTIAL_CASES,
+    ids=["-".join(f"{k}={v}" for k, v in o.items()) for o, _ in DIFFERENTIAL_CASES],
+)
+def test_differential(options, games):
+    stats = run_differential(Rules(**options), games, seed=len(str(options)) + games)
+    assert stats["deals"] >= games
+    if options.get("max_turns") == 25:
+        assert stats["reasons"].get("truncated", 0) > 0
+
+
+def test_differential_illegal_actions_terminate():
+    rules = Rules(num_players=3, illegal_action="terminate")
+    stats = run_differential(rules, 300, seed=11, illegal_rate=0.02)
+    assert stats["reasons"].get("illegal", 0) > 20
+
+
+def test_differential_greedy_matches_the_rule():
+    run_differential(Rules(num_players=4), 300, seed=5, greedy_share=0.6)
+    run_differential(Rules(num_players=3, nominate="other", draw_rule="one"), 200, seed=6,
+                     greedy_share=1.0)
+
+
+def test_reshuffles_happen_in_the_reshuffle_differential():
+    rules = Rules(num_players=6, empty_stock="reshuffle", max_turns=300)
+    game = BatchedGame(200, rules, seed=3)
+    policy = RandomPolicy(200, seed=4)
+    shrunk = False
+    for _ in range(300):
+        game.step(policy(game), auto_reset=True)
+        shrunk |= bool((game.st[:, K.SLEN] < 52).any())
+    assert shrunk
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    game = BatchedGame(8, num_players=3, seed=1)
+    before = game.st.copy(), game.stock.copy(), game.rng.copy(), game.obs.copy()
+    actions = RandomPolicy(8, seed=2)(game).copy()
+    legal = int(game.st[5, K.LEGAL])
+    actions[5] = next(a for a in range(58) if not (legal >> a) & 1)
+    with pytest.raises(IllegalActionError, match="game 5"):
+        game.step(actions)
+    for x, y in zip(before, (game.st, game.stock, game.rng, game.obs)):
+        np.testing.assert_array_equal(x, y)
+    game.step(np.where(np.arange(8) == 5, -1, actions))
+    assert game.st[5, K.TURNS] == 0 and (game.st[np.arange(8) != 5, K.TURNS] == 1).all()
+
+
+def test_stepping_a_finished_match_needs_a_reset():
+    game = BatchedGame(4, num_players=2, seed=1, max_turns=1)
+    game.step(RandomPolicy(4)(game))
+    assert game.done.all() and (game.reason == 4).all()
+    with pytest.raises(ValueError, match="over"):
+        game.step(np.zeros(4, dtype=np.int64))
+    assert (RandomPolicy(4)(game) == -1).all()
+    game.reset(games=[1, 2])
+    assert game.match_over.tolist() == [True, False, False, True]
+
+
+def test_seeded_reset_is_reproducible_and_per_game():
+    a = BatchedGame(64, num_players=4, seed=7)
+    b = BatchedGame(64, num_players=4, seed=7)
+    np.testing.assert_array_equal(a.st, b.st)
+    np.testing.assert_array_equal(a.stock, b.stock)
+    assert len({tuple(r) for r in a.stock.tolist()}) == 64
+    policy_a, policy_b = RandomPolicy(64, seed=1), RandomPolicy(64, seed=1)
+    for _ in range(200):
+        a.step(policy_a(a), auto_reset=True)
+        b.step(policy_b(b), auto_reset=True)
+    np.testing.assert_array_equal(a.st, b.st)
+    np.testing.assert_array_equal(a.obs, b.obs)
+    # resetting a subset leaves the others alone; a per-game seed array is honoured
+    keep = a.st[10:].copy()
+    a.reset(seed=[1, 2, 3], games=[0, 5, 9])
+    np.testing.assert_array_equal(a.st[10:], keep)
+    c = BatchedGame(3, num_players=4, seed=99)
+    c.reset(seed=[1, 2, 3])
+    np.testing.assert_array_equal(a.stock[[0, 5, 9]], c.stock)
+
+
+def test_reset_validates_decks_and_dealers():
+    game = BatchedGame(2, num_players=2)
+    deck = np.arange(52)
+    with pytest.raises(ValueError, match="exactly once"):
+        game.reset(decks=np.stack([deck, np.r_[deck[:-1], 0]]))
+    with pytest.raises(ValueError, match="shape"):
+        game.reset(decks=deck)
+    with pytest.raises(ValueError, match="dealer"):
+        game.reset(decks=np.stack([deck, deck]), dealers=[0, 2])
+    game.reset(decks=np.stack([deck, deck[::-1]]), dealers=[1, 0])
+    assert game.field("dealer").tolist() == [1, 0]
+    assert game.current.tolist() == [0, 1]
+    assert game.stock_cards(0) == list(range(14, 52))
+
+
+def test_auto_reset_writes_terminal_observations():
+    rules = Rules(num_players=3)
+    game = BatchedGame(256, rules, seed=0)
+    policy = RandomPolicy(256, seed=0)
+    term = np.zeros_like(game.obs)
+    seen = 0
+    for _ in range(400):
+        game.step(policy(game), auto_reset=True, terminal_obs=term, terminal_seats=1)
+        for b in np.flatnonzero(game.done):
+            seen += 1
+            assert game.st[b, K.TURNS] == 0 and not game.match_over[b]
+            assert term[b, K.O_PHASE:K.O_PHASE + 4].sum() == 1
+        assert (game.masks.sum(axis=1) > 0).all()
+    assert seen > 100
+
+
+def test_uint8_observations_scale_to_the_float_ones():
+    rules = Rules(num_players=3, num_deals=2)
+    f = BatchedGame(64, rules, seed=3)
+    u = BatchedGame(64, rules, seed=3, obs_dtype=np.uint8)
+    policy_f, policy_u = RandomPolicy(64, seed=3), RandomPolicy(64, seed=3)
+    scale = uint8_scale(3, 2)
+    for _ in range(150):
+        f.step(policy_f(f), auto_reset=True)
+        u.step(policy_u(u), auto_reset=True)
+        np.testing.assert_allclose(u.obs * scale, f.obs, atol=2.5e-3)
+
+
+def test_random_policy_is_uniform_over_legal_actions():
+    game = BatchedGame(20000, num_players=2, seed=0)
+    deck = np.arange(52)  # the opener (seat 1) holds the clubs 0, 2, ..., 12
+    game.reset(decks=np.tile(deck, (20000, 1)), dealers=0)
+    clubs = [0, 2, 4, 6, 8, 10, 12]
+    assert game.masks[0, clubs].sum() == 7 and game.masks[0].sum() == 7
+    counts = np.bincount(RandomPolicy(20000, seed=1)(game), minlength=58)
+    assert counts[clubs].sum() == 20000
+    assert np.all(np.abs(counts[clubs] - 20000 / 7) < 200)
+
+
+def test_importing_pis_env_does_not_import_numba():
+    code = "import sys, pis_env, pis_env.env; assert 'numba' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
