@@ -1,0 +1,193 @@
+"""The rules configuration: defaults, allowed values, validation and the YAML files."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pis_env.rules import CHOICES, RESHUFFLE_DEFAULT_MAX_TURNS, Rules
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+
+DEFAULTS = {
+    "num_players": 2,
+    "draw_rule": "free",
+    "seven_penalty": "add",
+    "after_penalty": "end_turn",
+    "nominate": "any",
+    "opening": "opener",
+    "empty_stock": "end_deal",
+    "num_deals": 1,
+    "max_turns": None,
+    "reward": "points",
+    "illegal_action": "raise",
+}
+
+ALLOWED = {
+    "draw_rule": ["free", "one", "until_playable"],
+    "seven_penalty": ["add", "double"],
+    "after_penalty": ["end_turn", "continue"],
+    "nominate": ["any", "other"],
+    "opening": ["opener", "first_round"],
+    "empty_stock": ["end_deal", "reshuffle"],
+    "reward": ["points", "win"],
+    "illegal_action": ["raise", "terminate"],
+}
+
+
+def test_defaults():
+    assert Rules().to_dict() == DEFAULTS
+    assert set(Rules.keys()) == set(DEFAULTS)
+    for key, value in DEFAULTS.items():
+        assert getattr(Rules(), key) == value
+
+
+def test_string_options_match_spec():
+    assert {k: list(v) for k, v in CHOICES.items()} == ALLOWED
+    for key, values in ALLOWED.items():
+        assert values[0] == DEFAULTS[key]
+
+
+@pytest.mark.parametrize(
+    "key, value", [(k, v) for k, values in ALLOWED.items() for v in values]
+)
+def test_every_allowed_value(key, value):
+    rules = Rules(**{key: value})
+    assert getattr(rules, key) == value
+    assert Rules.from_options(**{key: value}) == rules
+
+
+@pytest.mark.parametrize("key", sorted(ALLOWED))
+@pytest.mark.parametrize("bad", ["bogus", "", None, 1, "FREE"])
+def test_bad_string_value_names_allowed_values(key, bad):
+    with pytest.raises(ValueError) as info:
+        Rules(**{key: bad})
+    message = str(info.value)
+    assert key in message
+    for allowed in ALLOWED[key]:
+        assert allowed in message
+
+
+@pytest.mark.parametrize("n", range(2, 8))
+def test_num_players_allowed(n):
+    assert Rules(num_players=n).num_players == n
+
+
+@pytest.mark.parametrize("bad", [0, 1, 8, 52, -2, "2", 2.0, True, None])
+def test_num_players_rejected(bad):
+    with pytest.raises(ValueError, match="num_players"):
+        Rules(num_players=bad)
+
+
+@pytest.mark.parametrize("deals", [1, 2, 4, 100])
+def test_num_deals_allowed(deals):
+    assert Rules(num_deals=deals).num_deals == deals
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "4", True, None])
+def test_num_deals_rejected(bad):
+    with pytest.raises(ValueError, match="num_deals"):
+        Rules(num_deals=bad)
+
+
+def test_max_turns():
+    assert Rules().max_turns is None
+    assert Rules(max_turns=50).max_turns == 50
+    assert RESHUFFLE_DEFAULT_MAX_TURNS == 1000
+    assert Rules(empty_stock="reshuffle").max_turns == 1000
+    assert Rules(empty_stock="reshuffle", max_turns=30).max_turns == 30
+    for bad in (0, -5, 2.5, "10", True):
+        with pytest.raises(ValueError, match="max_turns"):
+            Rules(max_turns=bad)
+
+
+def test_unknown_key_names_the_allowed_options():
+    with pytest.raises(ValueError) as info:
+        Rules.from_options(num_player=3)
+    message = str(info.value)
+    assert "num_player" in message
+    for key in DEFAULTS:
+        assert key in message
+    with pytest.raises(ValueError):
+        Rules.from_options(seven="double")
+
+
+def test_frozen_hashable_and_replace():
+    rules = Rules(num_players=4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.num_players = 5
+    assert hash(rules) == hash(Rules(num_players=4))
+    assert rules.replace(draw_rule="one") == Rules(num_players=4, draw_rule="one")
+    assert rules == Rules(num_players=4)
+    with pytest.raises(ValueError):
+        rules.replace(draw_rule="many")
+    with pytest.raises(ValueError):
+        rules.replace(colour="red")
+    assert Rules(**Rules(nominate="other").to_dict()) == Rules(nominate="other")
+
+
+# ---------------------------------------------------------------------- YAML files
+EXPECTED_FILES = {
+    "seed.yaml": {},
+    "quick_draw.yaml": {"draw_rule": "one"},
+    "doubling_sevens.yaml": {"seven_penalty": "double"},
+    "strict.yaml": {"nominate": "other", "draw_rule": "until_playable",
+                    "after_penalty": "continue"},
+    "big_table.yaml": {"num_players": 6, "empty_stock": "reshuffle", "max_turns": 1000},
+    "match.yaml": {"num_deals": 4},
+    "first_round.yaml": {"opening": "first_round"},
+}
+
+
+def yaml_files():
+    return sorted(p.name for p in CONFIG_DIR.glob("*.yaml"))
+
+
+def test_expected_files_exist():
+    assert set(EXPECTED_FILES) <= set(yaml_files())
+
+
+@pytest.mark.parametrize("name", yaml_files())
+def test_every_rules_file_loads(name):
+    path = CONFIG_DIR / name
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    assert isinstance(data, dict)
+    assert set(data) <= set(DEFAULTS), f"{name}: unknown keys {set(data) - set(DEFAULTS)}"
+    rules = Rules.from_yaml(path)
+    for key, value in data.items():
+        assert getattr(rules, key) == value
+    assert Rules.from_yaml(str(path)) == rules
+
+
+@pytest.mark.parametrize("name, changes", sorted(EXPECTED_FILES.items()))
+def test_named_variant_files(name, changes):
+    assert Rules.from_yaml(CONFIG_DIR / name) == Rules(**changes)
+
+
+def test_seed_file_writes_out_every_default():
+    data = yaml.safe_load((CONFIG_DIR / "seed.yaml").read_text(encoding="utf-8"))
+    assert data == DEFAULTS
+    assert Rules.from_yaml(CONFIG_DIR / "seed.yaml") == Rules()
+
+
+def test_yaml_overrides_and_errors(tmp_path):
+    assert Rules.from_yaml(CONFIG_DIR / "match.yaml", num_players=3) == Rules(
+        num_deals=4, num_players=3)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    assert Rules.from_yaml(empty) == Rules()
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("draw_rules: one\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="draw_rule"):
+        Rules.from_yaml(unknown)
+    bad_value = tmp_path / "bad.yaml"
+    bad_value.write_text("seven_penalty: triple\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="double"):
+        Rules.from_yaml(bad_value)
+    not_mapping = tmp_path / "list.yaml"
+    not_mapping.write_text("- draw_rule\n- one\n", encoding="utf-8")
+    with pytest.raises(ValueError):
+        Rules.from_yaml(not_mapping)
