@@ -260,10 +260,9 @@ class GameState:
         raises ``IllegalActionError`` and changes nothing."""
         legal = self._legal if self._legal is not None else self.legal_mask()
         if type(action) is not int:
-            try:
-                action = int(action)
-            except (TypeError, ValueError):
-                raise IllegalActionError(self._illegal_message(action)) from None
+            if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+                raise IllegalActionError(self._illegal_message(action))
+            action = int(action)
         if action < 0 or not (legal >> action) & 1:
             raise IllegalActionError(self._illegal_message(action))
         self._legal = None

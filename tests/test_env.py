@@ -57,7 +57,11 @@ def test_api_for_every_player_count(num_players):
     api_test(pis_env.env(num_players=num_players), num_cycles=300)
 
 
-@pytest.mark.parametrize("options", VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def _variant_id(options: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in options.items())
+
+
+@pytest.mark.parametrize("options", VARIANTS, ids=_variant_id)
 def test_api_seed_render_for_every_variant(options):
     api_test(pis_env.env(**options), num_cycles=300)
     seed_test(lambda: pis_env.env(**options), num_cycles=300)
@@ -348,3 +352,13 @@ def test_stacked_deck_deals_in_order_and_render_shows_the_table():
     assert game.stock[-1] == pis_env.parse_card("AS")
     text = env.render()
     assert "player_0 to move (opening)" in text and "2♣" in text and "stock: 38" in text
+
+
+def test_non_integer_actions_are_illegal():
+    env = pis_env.env()
+    env.reset(seed=0)
+    legal = int(np.flatnonzero(env.last()[0]["action_mask"])[0])
+    for bad in (float(legal), True, str(legal), None):
+        with pytest.raises(IllegalActionError):
+            env.step(bad)
+    env.step(np.int32(legal))  # numpy integers are fine (api_test steps np.int32)
