@@ -1,0 +1,323 @@
+"""A trained PPO policy as an agent: ``agents.make("ppo", path="models/ppo_2p.zip")``.
+
+Two file formats are read, both written by ``train/ppo.py``:
+
+* the SB3 archive (``.zip``) that ``MaskablePPO.save`` writes, with a ``pis_yedili.json``
+  member that records the observation layout, the rules and the network. Only the
+  weights (``policy.pth``, read with ``torch.load(weights_only=True)``) and that JSON are
+  read here; the archive's pickled ``data`` member is never unpickled. (``MaskablePPO.load``
+  does unpickle it: treat a ``.zip`` from elsewhere as code.)
+* the weights-only export (``.pt``, ``python -m train.export``): a plain dict of tensors
+  and strings, loaded with ``torch.load(weights_only=True)``.
+
+The agent runs the policy network in numpy (a few matrix products, no SB3 ``predict``
+overhead) and always chooses among the legal actions of the mask: the argmax of the
+logits by default, a sample with ``deterministic=False``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pis_env import LAYOUT_VERSION
+from pis_env.engine import NUM_ACTIONS
+from pis_env.observation import Layout
+
+from .base import Agent
+
+#: ``"format"`` of the metadata, and its version (bumped when the file layout changes).
+POLICY_FORMAT = "pis-yedili-ppo-policy"
+FORMAT_VERSION = 1
+#: The metadata member of an SB3 archive.
+META_NAME = "pis_yedili.json"
+#: Input features a policy may be trained on (concatenated in this order).
+FEATURES = ("obs", "mask")
+ACTIVATIONS = ("tanh", "relu")
+
+
+class PolicyLoadError(ValueError):
+    """A policy file that is missing, corrupt, or made for another observation layout."""
+
+
+# ---------------------------------------------------------------------- metadata
+def make_metadata(
+    *,
+    rules: dict,
+    net_arch: dict,
+    activation: str,
+    features: list[str],
+    obs_norm: dict | None = None,
+    extra: dict | None = None,
+) -> dict:
+    """The metadata saved with every policy and checkpoint."""
+    n, d = int(rules["num_players"]), int(rules.get("num_deals", 1))
+    layout_size = Layout.of(n, d).size
+    input_size = input_size_of(layout_size, features)
+    meta = {
+        "format": POLICY_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "layout_version": LAYOUT_VERSION,
+        "layout_size": layout_size,
+        "num_players": n,
+        "num_deals": d,
+        "rules": dict(rules),
+        "features": list(features),
+        "input_size": input_size,
+        "net_arch": {"pi": list(net_arch["pi"]), "vf": list(net_arch["vf"])},
+        "activation": activation,
+        "obs_norm": obs_norm,
+    }
+    if extra:
+        meta.update(extra)
+    return meta
+
+
+def input_size_of(layout_size: int, features) -> int:
+    size = 0
+    for f in features:
+        if f not in FEATURES:
+            raise ValueError(f"unknown policy feature {f!r}; allowed: {', '.join(FEATURES)}")
+        size += layout_size if f == "obs" else NUM_ACTIONS
+    return size
+
+
+def check_metadata(meta: Any, source: str = "policy") -> dict:
+    """Validates the structure of a metadata dict (format, version, fields)."""
+    if not isinstance(meta, dict) or meta.get("format") != POLICY_FORMAT:
+        raise PolicyLoadError(
+            f"{source}: not a pis-yedili PPO policy (no {POLICY_FORMAT} metadata)"
+        )
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise PolicyLoadError(
+            f"{source}: policy file format {meta.get('format_version')!r}; this version reads "
+            f"format {FORMAT_VERSION}"
+        )
+    for key in ("layout_version", "layout_size", "num_players", "num_deals", "features",
+                "net_arch", "activation", "rules"):
+        if key not in meta:
+            raise PolicyLoadError(f"{source}: policy metadata lacks {key!r}")
+    if meta["activation"] not in ACTIVATIONS:
+        raise PolicyLoadError(f"{source}: unknown activation {meta['activation']!r}")
+    return meta
+
+
+def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str = "policy") -> None:
+    """Refuses a policy saved for another observation layout (version, size, table)."""
+    expected = Layout.of(num_players, num_deals).size
+    if meta["layout_version"] != LAYOUT_VERSION:
+        raise PolicyLoadError(
+            f"{source} was saved with observation layout version {meta['layout_version']} "
+            f"(size {meta['layout_size']}), but this pis_env has layout version "
+            f"{LAYOUT_VERSION}: retrain or export it with a matching version"
+        )
+    if meta["num_players"] != num_players or meta["num_deals"] != num_deals:
+        raise PolicyLoadError(
+            f"{source} was trained for {meta['num_players']} players and {meta['num_deals']} "
+            f"deal(s) (observation size {meta['layout_size']}); this table has {num_players} "
+            f"players and {num_deals} deal(s) (observation size {expected})"
+        )
+    if meta["layout_size"] != expected:
+        raise PolicyLoadError(
+            f"{source} expects observations of size {meta['layout_size']}, but layout version "
+            f"{LAYOUT_VERSION} for {num_players} players has size {expected}"
+        )
+
+
+# ---------------------------------------------------------------------- files
+def resolve_path(path: str | Path) -> Path:
+    """``path`` as given, or relative to the repository root (``models/ppo_2p.zip``)."""
+    p = Path(path).expanduser()
+    if p.exists() or p.is_absolute():
+        return p
+    alt = Path(__file__).resolve().parent.parent / p
+    return alt if alt.exists() else p
+
+
+def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(metadata, state_dict as numpy arrays)`` of a ``.zip`` or ``.pt`` policy file.
+
+    Raises ``FileNotFoundError`` for a missing file and ``PolicyLoadError`` for anything
+    that is not a readable policy. Never unpickles."""
+    p = resolve_path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"policy file not found: {path}")
+    if p.is_dir():
+        raise PolicyLoadError(
+            f"{p} is a directory; pass a policy file (a run's policy.zip or policy.pt)"
+        )
+    if _is_sb3_archive(p):
+        try:
+            with zipfile.ZipFile(p) as archive:
+                names = set(archive.namelist())
+                if META_NAME not in names:
+                    raise PolicyLoadError(
+                        f"{p}: an archive without {META_NAME}; it was not saved by "
+                        "train/ppo.py, so its observation layout cannot be checked"
+                    )
+                meta = json.loads(archive.read(META_NAME).decode("utf-8"))
+                if "policy.pth" not in names:
+                    raise PolicyLoadError(f"{p}: the archive holds no policy.pth weights")
+                raw = archive.read("policy.pth")
+        except (zipfile.BadZipFile, OSError, EOFError, KeyError, ValueError) as e:
+            if isinstance(e, PolicyLoadError):
+                raise
+            raise PolicyLoadError(f"{p}: corrupt policy archive ({e})") from e
+        state = _torch_load(io.BytesIO(raw), p)
+    else:
+        data = _torch_load(p, p)
+        if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
+            raise PolicyLoadError(f"{p}: not a pis-yedili policy export")
+        try:
+            meta = json.loads(data["meta"])
+            state = data["state_dict"]
+        except (KeyError, TypeError, ValueError) as e:
+            raise PolicyLoadError(f"{p}: corrupt policy export ({e})") from e
+    check_metadata(meta, str(p))
+    if not isinstance(state, dict):
+        raise PolicyLoadError(f"{p}: the weights are not a state dict")
+    arrays = {k: v.detach().cpu().numpy() for k, v in state.items() if hasattr(v, "detach")}
+    return meta, arrays
+
+
+def _is_sb3_archive(p: Path) -> bool:
+    """An SB3 archive (``data``/``policy.pth`` members), not a torch.save zip."""
+    if not zipfile.is_zipfile(p):
+        return False
+    try:
+        with zipfile.ZipFile(p) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return p.suffix == ".zip"
+    return bool(names & {"data", "policy.pth", META_NAME})
+
+
+def _torch_load(source, path):
+    try:
+        import torch
+    except ImportError as e:  # pragma: no cover - torch is in the [train] extra
+        raise ImportError("loading a PPO policy needs torch: pip install 'pis-yedili[train]'") \
+            from e
+    try:
+        return torch.load(source, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file
+        raise PolicyLoadError(f"{path}: corrupt or unreadable weights ({type(e).__name__}: {e})") \
+            from e
+
+
+# ---------------------------------------------------------------------- the network
+class NumpyPolicy:
+    """The actor of a MaskableActorCriticPolicy as numpy matrix products.
+
+    ``layers`` is a list of ``(W.T, b)``; hidden layers use ``activation``, the last one
+    gives the 58 logits. Picklable and cheap to copy into other processes."""
+
+    def __init__(self, meta: dict, state: dict[str, np.ndarray]):
+        self.meta = meta
+        self.features = tuple(meta["features"])
+        self.activation = meta["activation"]
+        self.input_size = int(meta.get("input_size") or input_size_of(meta["layout_size"],
+                                                                        self.features))
+        layers = []
+        idx = 0
+        try:
+            while f"mlp_extractor.policy_net.{idx}.weight" in state:
+                w = state[f"mlp_extractor.policy_net.{idx}.weight"]
+                b = state[f"mlp_extractor.policy_net.{idx}.bias"]
+                layers.append((np.ascontiguousarray(w.T, dtype=np.float32),
+                               b.astype(np.float32)))
+                idx += 2  # Linear, activation, Linear, ...
+            layers.append((np.ascontiguousarray(state["action_net.weight"].T, dtype=np.float32),
+                           state["action_net.bias"].astype(np.float32)))
+        except KeyError as e:
+            raise PolicyLoadError(f"the weights lack {e}") from e
+        if layers[0][0].shape[0] != self.input_size or layers[-1][0].shape[1] != NUM_ACTIONS:
+            raise PolicyLoadError(
+                f"the weights take {layers[0][0].shape[0]} inputs and give "
+                f"{layers[-1][0].shape[1]} outputs; the metadata says {self.input_size} and "
+                f"{NUM_ACTIONS}"
+            )
+        self.layers = layers
+        norm = meta.get("obs_norm")
+        if norm:
+            self.norm_mean = np.asarray(norm["mean"], dtype=np.float32)
+            self.norm_scale = 1.0 / np.sqrt(np.asarray(norm["var"], dtype=np.float32)
+                                            + float(norm.get("epsilon", 1e-8)))
+            self.norm_clip = float(norm.get("clip", 10.0))
+        else:
+            self.norm_mean = None
+
+    def inputs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The network input (features, then normalisation) of observation(s) and mask(s)."""
+        if self.features == ("obs",):
+            x = np.asarray(obs, dtype=np.float32)
+        else:
+            parts = [obs if f == "obs" else mask for f in self.features]
+            x = np.concatenate([np.asarray(p, dtype=np.float32) for p in parts], axis=-1)
+        if self.norm_mean is not None:
+            x = np.clip((x - self.norm_mean) * self.norm_scale, -self.norm_clip, self.norm_clip)
+        return x
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        relu = self.activation == "relu"
+        for w, b in self.layers[:-1]:
+            x = x @ w + b
+            x = np.maximum(x, 0.0) if relu else np.tanh(x)
+        w, b = self.layers[-1]
+        return x @ w + b
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, deterministic: bool = True,
+            rng: np.random.Generator | None = None) -> int:
+        """One legal action for one observation vector and its mask."""
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in this observation: it is not this agent's turn")
+        logits = self.logits(self.inputs(obs, mask))[legal]
+        if deterministic or rng is None:
+            return int(legal[int(np.argmax(logits))])
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return int(legal[rng.choice(legal.size, p=p)])
+
+
+def load_policy(path: str | Path, num_players: int | None = None,
+                num_deals: int | None = None) -> NumpyPolicy:
+    """A ``NumpyPolicy`` from a file, checked against the table when its size is given."""
+    meta, state = read_policy(path)
+    if num_players is not None:
+        check_layout(meta, num_players, num_deals or 1, source=str(path))
+    return NumpyPolicy(meta, state)
+
+
+class PPOAgent(Agent):
+    """A trained policy (``train/ppo.py``) from a ``.zip`` or weights-only ``.pt`` file."""
+
+    name = "ppo"
+
+    def __init__(self, path: str | Path | None = None, num_players: int = 2, num_deals: int = 1,
+                 seed: int | None = None, deterministic: bool = True):
+        super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
+        if path is None:
+            raise ValueError('the "ppo" agent needs path= to a policy file, e.g. '
+                             'agents.make("ppo", path="models/ppo_2p.zip")')
+        self.path = str(path)
+        self.deterministic = deterministic
+        self.policy = load_policy(path, num_players, num_deals)
+        self.meta = self.policy.meta
+
+    def act(self, observation: dict) -> int:
+        obs = observation["observation"]
+        if obs.shape[-1] != self.meta["layout_size"]:
+            raise ValueError(
+                f"observation of size {obs.shape[-1]}; this policy expects "
+                f"{self.meta['layout_size']}"
+            )
+        return self.policy.act(obs, observation["action_mask"], self.deterministic, self.rng)
+
+    def __repr__(self) -> str:
+        return f"PPOAgent(path={self.path!r}, num_players={self.num_players})"
