@@ -26,7 +26,7 @@ from pis_env.batched import (  # noqa: E402
     uint8_scale,
 )
 from pis_env.batched import kernels as K  # noqa: E402
-from pis_env.cards import CARD_POINTS, SUIT_MASKS  # noqa: E402
+from pis_env.cards import CARD_POINTS, JACKS, SUIT_MASKS, points_of  # noqa: E402
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError  # noqa: E402
 from pis_env.env import deal_rewards, mask_array  # noqa: E402
 from pis_env.observation import ObservationEncoder  # noqa: E402
@@ -53,16 +53,32 @@ class SyncedState(GameState):
 
 
 def greedy_reference(state: GameState) -> int:
-    """The greedy rule written plainly on the reference state."""
+    """The greedy rule of ``agents.greedy`` written plainly on the reference state."""
     legal = state.legal_actions()
     cards = [a for a in legal if a < 52]
     if cards:
-        return max(cards, key=lambda c: CARD_POINTS[c])  # first maximum: lowest id
+        return max(cards, key=lambda c: (CARD_POINTS[c], -c))
     noms = [a for a in legal if NOMINATE_BASE <= a < DRAW]
     if noms:
-        hand = state.hands[state.current]
-        return max(noms, key=lambda a: (hand & SUIT_MASKS[a - NOMINATE_BASE]).bit_count())
+        hand = state.hands[state.current] & ~JACKS
+
+        def key(a):
+            suited = hand & SUIT_MASKS[a - NOMINATE_BASE]
+            return suited.bit_count(), points_of(suited), -a
+
+        return max(noms, key=key)
     return DRAW if DRAW in legal else PASS
+
+
+try:  # the greedy agent, where it exists, must make the same choices
+    from agents.greedy import greedy_action as _agent_greedy
+
+    def greedy_expected(state: GameState) -> int:
+        expected = _agent_greedy(state.legal_actions(), state.hands[state.current])
+        assert expected == greedy_reference(state)
+        return expected
+except ImportError:  # pragma: no cover
+    greedy_expected = greedy_reference
 
 
 def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: float = 0.0,
@@ -133,7 +149,7 @@ def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: f
                 bad = [a for a in range(58) if not (legal >> a) & 1]
                 actions[b] = bad[rng.integers(len(bad))]
         for b in np.flatnonzero(use_greedy & active):
-            assert greedy_actions[b] == greedy_reference(refs[b]), f"game {b}: greedy"
+            assert greedy_actions[b] == greedy_expected(refs[b]), f"game {b}: greedy"
         result = game.step(actions)
         for b in np.flatnonzero(active):
             ref = refs[b]
@@ -334,3 +350,140 @@ def test_random_policy_is_uniform_over_legal_actions():
 def test_importing_pis_env_does_not_import_numba():
     code = "import sys, pis_env, pis_env.env; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------------- BatchedEnv
+def lowest_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """A deterministic external opponent: the lowest legal action id."""
+    return masks.argmax(axis=1)
+
+
+def run_env_differential(rules: Rules, num_envs: int, seed: int, opponent) -> int:
+    """``BatchedEnv`` with deterministic opponents against the reference engine with the
+    same opponents, first episode of every game (later ones are shuffled by the env)."""
+    from pis_env.batched import BatchedEnv
+
+    n = rules.num_players
+    rng = np.random.default_rng(seed)
+    decks = np.stack([
+        np.stack([rng.permutation(52) for _ in range(rules.num_deals)])
+        for _ in range(num_envs)
+    ])
+    dealers = rng.integers(n, size=num_envs)
+    learner_seat = 1 % n
+    env = BatchedEnv(num_envs, rules, opponent=opponent, learner_seat=learner_seat,
+                     seed=seed)
+    obs, masks = env.reset(decks=decks, dealers=dealers)
+    enc = ObservationEncoder(n, rules.num_deals)
+    per_seat = opponent if isinstance(opponent, list) else [opponent] * n
+
+    def opponent_action(state: GameState) -> int:
+        opp = per_seat[state.current]
+        if opp == "greedy":
+            return greedy_reference(state)
+        return min(state.legal_actions())
+
+    def play_opponents(state: GameState) -> tuple[float, bool]:
+        """Opponents move until the learner's turn; (learner's rewards, match over)."""
+        reward = 0.0
+        while True:
+            if state.deal_over:
+                reward += deal_rewards(state.charges, state.winners, rules.reward)[
+                    learner_seat] if state.end_reason != "truncated" else 0.0
+                if state.match_over:
+                    return reward, True
+                state.next_deal()
+            if state.current == learner_seat:
+                return reward, False
+            state.apply(opponent_action(state))
+
+    refs, active = [], np.ones(num_envs, dtype=bool)
+    for b in range(num_envs):
+        state = GameState(rules, deck=decks[b].tolist(), dealer=int(dealers[b]))
+        carry, over = play_opponents(state)
+        refs.append([state, carry])
+        if over:  # the env discarded this match: nothing to compare
+            active[b] = False
+    for b in np.flatnonzero(active):
+        np.testing.assert_array_equal(obs[b], enc.encode(refs[b][0], learner_seat))
+        np.testing.assert_array_equal(masks[b], mask_array(refs[b][0].legal_mask()))
+    policy = RandomPolicy(num_envs, seed=seed)
+    episodes = 0
+    while active.any():
+        actions = policy(env.game).copy()
+        obs, rewards, dones, infos = env.step(actions)
+        for b in np.flatnonzero(active):
+            state, carry = refs[b]
+            state.apply(int(actions[b]))
+            reward, over = play_opponents(state)
+            refs[b][1] = 0.0
+            assert rewards[b] == np.float32(carry + reward), f"game {b}: reward"
+            assert dones[b] == over, f"game {b}: done"
+            if over:
+                episodes += 1
+                active[b] = False
+                np.testing.assert_array_equal(infos["terminal_obs"][b],
+                                              enc.encode(state, learner_seat))
+                assert infos["totals"][b].tolist() == state.totals
+                assert infos["truncated"][b] == (state.end_reason == "truncated")
+                assert infos["learner_seat"][b] == learner_seat
+            else:
+                np.testing.assert_array_equal(obs[b], enc.encode(state, learner_seat),
+                                              err_msg=f"game {b}: learner observation")
+                np.testing.assert_array_equal(masks[b], mask_array(state.legal_mask()))
+    return episodes
+
+
+@pytest.mark.parametrize("options,opponent", [
+    ({"num_players": 2}, "greedy"),
+    ({"num_players": 3, "num_deals": 2, "reward": "win"}, "greedy"),
+    ({"num_players": 4, "max_turns": 40}, ["greedy", "greedy", lowest_legal, "greedy"]),
+    ({"num_players": 3}, lowest_legal),
+])
+def test_env_differential(options, opponent):
+    assert run_env_differential(Rules(**options), 300, seed=21, opponent=opponent) > 250
+
+
+def test_env_random_opponents_and_seats():
+    from pis_env.batched import BatchedEnv
+
+    env = BatchedEnv(512, num_players=4, opponent="random", learner_seat="random", seed=3)
+    obs, masks = env.reset()
+    seats = set()
+    total, episodes = 0.0, 0
+    for _ in range(300):
+        assert (env.game.current == env.learner[:, 0]).all()
+        assert (masks.sum(axis=1) > 0).all()
+        obs, rewards, dones, infos = env.step(RandomPolicy(512, seed=_)(env.game))
+        seats.update(infos["learner_seat"][dones].tolist())
+        total += float(rewards.sum())
+        episodes += int(dones.sum())
+    assert seats == {0, 1, 2, 3} and episodes > 1000
+    assert abs(total / episodes) < 0.1  # random against random: about zero on average
+    assert env.decisions.sum() > 300 * 512
+
+
+def test_env_discards_a_match_that_ends_before_the_learner_moves():
+    from pis_env.batched import BatchedEnv
+
+    # 7 players, dealer 6: seat 0 opens without a club and draws the 3-card stock dry.
+    non_clubs = list(range(13, 52))
+    hands = [non_clubs[:7]]
+    rest = list(range(13)) + non_clubs[7:]
+    for _seat in range(1, 7):
+        hands.append(rest[:7])
+        rest = rest[7:]
+    deck = [hands[seat][i] for i in range(7) for seat in range(7)] + rest
+    assert all(c >= 13 for c in deck[49:])
+    ref = GameState(Rules(num_players=7), deck=deck, dealer=6)
+    while not ref.deal_over:
+        ref.apply(greedy_reference(ref))
+    assert ref.end_reason == "empty_stock" and ref.history == [(0, DRAW)] * 3
+    env = BatchedEnv(2, num_players=7, learner_seat=3, opponent="greedy", seed=0)
+    obs, masks = env.reset(decks=np.array([deck, deck]), dealers=[6, 6])
+    # the stacked match was discarded; a shuffled one is at the learner's first turn
+    assert (env._carry == 0).all() and (env.game.current == 3).all()
+    assert env.decisions.min() >= 3 and (env.game.field("deal_index") == 0).all()
+    assert not (env.game.stock[0] == np.array(deck)).all()
+    obs, rewards, dones, infos = env.step(RandomPolicy(2)(env.game))
+    assert np.isfinite(rewards).all()

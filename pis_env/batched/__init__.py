@@ -15,9 +15,10 @@ from .core import (
     rules_vector,
     uint8_scale,
 )
+from .env import BatchedEnv
 from .kernels import REASON_NAMES
 
 __all__ = [
-    "REASON_NAMES", "BatchedGame", "GreedyPolicy", "RandomPolicy", "StepResult",
+    "REASON_NAMES", "BatchedEnv", "BatchedGame", "GreedyPolicy", "RandomPolicy", "StepResult",
     "rules_vector", "uint8_scale",
 ]

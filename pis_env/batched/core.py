@@ -347,9 +347,9 @@ class RandomPolicy:
 
 
 class GreedyPolicy:
-    """The greedy bot, batched: the legal card with the most penalty points (lowest id
-    on ties); when nominating, the legal suit it holds most of (lowest on ties); else
-    draw; else pass."""
+    """The greedy bot (``agents.greedy``), batched: the legal card with the most penalty
+    points (lowest id on ties); when nominating, the legal suit with the most non-Jack
+    cards in hand (ties: more points in it, then the lower suit); else draw; else pass."""
 
     def __init__(self, num_games: int):
         self.out = np.empty(num_games, dtype=np.int64)

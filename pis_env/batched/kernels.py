@@ -171,7 +171,7 @@ def seed_streams(rng, seeds):
 
 
 # ---------------------------------------------------------------------- rules
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_of(st, b, cfg):
     """The legal action mask of game ``b`` (``GameState.legal_mask``)."""
     if st[b, OVER]:
@@ -277,7 +277,7 @@ def reset_games(st, stock, decks, rng, cfg, games, dealers):
         new_match(st, stock, decks, rng, cfg, games[i], dealers[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(st, b, steps, cfg):
     n = cfg[C_N]
     p = (st[b, CUR] + steps * st[b, DIR]) % n
@@ -361,7 +361,7 @@ def _refill_stock(st, stock, rng, b):
     st[b, PILE] = np.int64(1) << top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_rewards):
     """Move ``count`` cards from the stock to seat ``p``; False when the deal ended."""
     hand = st[b, HAND + p]
@@ -391,7 +391,7 @@ def _forfeit(st, b, cfg, out_charges, out_winners, out_rewards):
     _end_deal(st, b, cfg, ILLEGAL, charges, winners, out_charges, out_winners, out_rewards)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards):
     """Apply action ``a`` of the current player of game ``b`` (``GameState.apply``; an
     illegal action forfeits as ``GameState.forfeit``). The deal may end here."""
@@ -471,11 +471,14 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
 # ---------------------------------------------------------------------- observations
 @njit(cache=True, inline="always")
 def _write_bits(row, start, mask):
+    # Through a slice, so that the index is a plain range (no negative-index wraparound
+    # test per element) and LLVM vectorises the loop.
+    sub = row[start:start + NUM_CARDS]
     for i in range(NUM_CARDS):
-        row[start + i] = (mask >> i) & 1
+        sub[i] = (mask >> i) & 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_obs(st, cfg, b, observer, row, size_tab):
     """``ObservationEncoder.encode(state, observer)`` of game ``b`` into ``row``.
 
@@ -627,9 +630,10 @@ def random_actions(st, rng, out):
 
 @njit(cache=True)
 def greedy_action(st, b):
-    """The greedy bot: the legal card with the most penalty points (lowest id on ties);
-    after a Jack the legal suit it holds most of (lowest suit on ties); else draw; else
-    pass. ``-1`` when nothing is legal."""
+    """The greedy bot (``agents.greedy.greedy_action``): the legal card with the most
+    penalty points (lowest id on ties); after a Jack the legal suit with the most
+    non-Jack cards in hand (ties: more points in it, then the lower suit); else draw;
+    else pass. ``-1`` when nothing is legal."""
     legal = st[b, LEGAL]
     if legal == 0:
         return -1
@@ -645,14 +649,15 @@ def greedy_action(st, b):
                 best = c
         return best
     if legal & NOMINATE_BITS:
-        hand = st[b, HAND + st[b, CUR]]
+        hand = st[b, HAND + st[b, CUR]] & ~JACKS
         best = -1
-        best_count = -1
+        best_key = -1
         for s in range(4):
             if (legal >> (NOMINATE_BASE + s)) & 1:
-                count = popcount(hand & SUIT_MASKS[s])
-                if count > best_count:
-                    best_count = count
+                suited = hand & SUIT_MASKS[s]
+                key = popcount(suited) * 1024 + points_of(suited)
+                if key > best_key:
+                    best_key = key
                     best = NOMINATE_BASE + s
         return best
     if legal & DRAW_BIT:
@@ -674,50 +679,77 @@ def policy_action(kind, st, rng, b):
 
 
 # ---------------------------------------------------------------------- learner env
+# ``learner[b]``: (seat, redraw the seat for every new match, fresh). ``fresh``: the
+# learner has not decided yet in the current match.
+L_SEAT, L_REDRAW, L_FRESH = 0, 1, 2
+EXTERNAL = 2  # opponent kinds: 0 random, 1 greedy, >= 2 a policy outside the kernel
+
+
 @njit(cache=True)
-def env_advance(st, stock, decks, rng, cfg, learner, opponent, opp_rng, first_action,
+def draw_learner_seats(learner, seat_rng, n):
+    """A new match for every game: seats redrawn where ``learner[b, L_REDRAW]``."""
+    for b in range(learner.shape[0]):
+        if learner[b, L_REDRAW]:
+            learner[b, L_SEAT] = rand_below(seat_rng, b, n)
+        learner[b, L_FRESH] = 1
+
+
+@njit(cache=True)
+def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
                 reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
-                term_obs, obs, masks, size_tab, seat_rng):
-    """One ``BatchedEnv`` step for all games: the learner's ``first_action[b]`` (``< 0``:
-    none, as after a reset), then opponents (``opponent`` 0 random, 1 greedy) until it is
-    the learner's turn again. Rewards of every deal that ends go to ``reward[b]``; a
-    finished match writes the learner's view into ``term_obs[b]`` and starts a new match
-    (``learner[b] = (seat, redraw)``: with ``redraw`` the seat is drawn anew from
-    ``seat_rng``)."""
+                term_obs, term_totals, wait, decisions, obs, masks, size_tab):
+    """Advance every game ``b`` with ``actions[b] != -2`` for ``BatchedEnv``: apply
+    ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
+    play in-kernel opponents (``kinds[b, seat]`` 0 random, 1 greedy) until it is the
+    learner's turn (``wait[b] = 0``; its observation and mask are written) or an external
+    opponent's (``wait[b] = kinds[b, seat] >= 2``).
+
+    Rewards of deals that end go to ``reward[b]`` (the learner's seat's); a finished match
+    sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``
+    and the match totals into ``term_totals[b]``, and starts a new match. Until the
+    learner's first decision in a new match, its deal rewards wait in ``carry[b]`` for
+    the next step; a new match that ends before that decision is discarded (an episode
+    needs at least one decision)."""
     n = cfg[C_N]
-    for b in range(first_action.shape[0]):
-        reward[b] = carry[b]
-        carry[b] = 0.0
-        done[b] = 0
-        out_reason[b] = 0
-        a = first_action[b]
-        # Until the learner's first decision of a new match (after a reset or a finished
-        # match) its deal rewards are carried to the next step; a new match that ends
-        # before that decision is discarded (an episode needs at least one decision).
-        fresh = a < 0
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if a == -2:
+            continue
         while True:
             if a >= 0:
+                if st[b, CUR] == learner[b, L_SEAT]:
+                    learner[b, L_FRESH] = 0
+                decisions[b] += 1
                 apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
                 if st[b, OVER]:
-                    if fresh:
-                        carry[b] += out_rewards[b, learner[b, 0]]
+                    r = out_rewards[b, learner[b, L_SEAT]]
+                    if learner[b, L_FRESH]:
+                        carry[b] += r
                     else:
                         out_reason[b] = st[b, REASON]
-                        reward[b] += out_rewards[b, learner[b, 0]]
+                        reward[b] += r
                     if st[b, MOVER]:
-                        if not fresh:
+                        if not learner[b, L_FRESH]:
                             done[b] = 1
-                            write_obs(st, cfg, b, learner[b, 0], term_obs[b], size_tab)
-                        fresh = True
+                            write_obs(st, cfg, b, learner[b, L_SEAT], term_obs[b], size_tab)
+                            for i in range(n):
+                                term_totals[b, i] = st[b, TOTAL + i]
                         carry[b] = 0.0
                         st[b, NSTACK] = 0
                         new_match(st, stock, decks, rng, cfg, b, -1)
-                        if learner[b, 1]:
-                            learner[b, 0] = rand_below(seat_rng, b, n)
+                        if learner[b, L_REDRAW]:
+                            learner[b, L_SEAT] = rand_below(seat_rng, b, n)
+                        learner[b, L_FRESH] = 1
                     else:
                         start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
-            if st[b, CUR] == learner[b, 0]:
+            cur = st[b, CUR]
+            if cur == learner[b, L_SEAT]:
+                wait[b] = 0
+                write_obs(st, cfg, b, cur, obs[b], size_tab)
+                write_mask(st[b, LEGAL], masks[b])
                 break
-            a = policy_action(opponent, st, opp_rng, b)
-        write_obs(st, cfg, b, learner[b, 0], obs[b], size_tab)
-        write_mask(st[b, LEGAL], masks[b])
+            kind = kinds[b, cur]
+            if kind >= EXTERNAL:
+                wait[b] = kind
+                break
+            a = policy_action(kind, st, opp_rng, b)

@@ -1,0 +1,194 @@
+"""``BatchedEnv``: one learner seat per game, batched opponents, numpy in and out.
+
+The shape a vectorised training env wraps (an SB3 ``VecEnv``: ``reset`` -> obs,
+``step_async/step_wait`` -> ``step``, ``env_method("action_masks")`` -> ``masks``,
+``infos[i]["terminal_observation"]`` -> ``infos["terminal_obs"][i]`` where done).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..rules import Rules
+from . import kernels as K
+from .core import BatchedGame
+
+#: An external opponent: ``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]``,
+#: called once per round for every game waiting on it (one torch forward pass).
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+_BUILTIN = {"random": 0, "greedy": 1}
+
+
+class BatchedEnv:
+    """B matches seen from one learner seat each; the other seats are played by batched
+    opponents until it is the learner's turn again.
+
+    ``BatchedEnv(num_envs, rules=None, *, opponent="random", learner_seat=0, seed=None,
+    obs_dtype=np.float32, **rules_options)``
+
+    * ``opponent``: ``"random"``, ``"greedy"`` (both run inside the numba kernel), or a
+      callable ``policy(obs, masks) -> actions`` (batched, e.g. a torch snapshot: one call
+      per round for all games waiting on it); or a sequence with one of those per seat
+      (the learner's entry is ignored). ``opponent_kinds[b, seat]`` can be changed
+      between steps (0 random, 1 greedy, ``2 + i`` the callable ``policies[i]``).
+    * ``learner_seat``: a seat index, or ``"random"`` (drawn anew for every match).
+
+    ``reset(seed=None, *, decks=None, dealers=None) -> (obs, masks)``: new matches in all
+    games (arguments as ``BatchedGame.reset``), played up to the learner's first turn.
+
+    ``step(actions) -> (obs, rewards, dones, infos)``:
+
+    * ``obs`` [B, L] the learner's observation at its next decision; ``masks`` (also the
+      attribute ``masks`` / method ``action_masks()``) int8 [B, 58] its legal actions;
+    * ``rewards`` float32 [B]: the learner's rewards of the deals that ended since its
+      previous decision (``deal_rewards`` of its seat; zero-sum with the opponents);
+    * ``dones`` bool [B]: the match ended; it has been replaced by a new one and ``obs``
+      is the new match's first observation (auto-reset);
+    * ``infos``: a dict of [B, ...] arrays, rows valid where ``dones``:
+      ``terminal_obs`` (the learner's view of the final position), ``truncated``
+      (``max_turns``), ``reason`` (last deal end: 1 going out, 2 empty stock, 3 illegal,
+      4 truncated), ``charges`` and ``winners`` [B, n] of the last deal, ``totals``
+      ([B, n] the match totals), ``learner_seat`` (of the match that ended).
+
+    An illegal learner action forfeits the match (SPEC ``illegal_action="terminate"``:
+    charged 3 x its hand points + 100), whatever ``rules.illegal_action`` says; so does an
+    illegal action of an external opponent. All returned arrays are buffers reused by the
+    next call: copy what you keep.
+    """
+
+    def __init__(self, num_envs: int, rules: Rules | None = None, *,
+                 opponent: str | Policy | Sequence[str | Policy] = "random",
+                 learner_seat: int | str = 0, seed: int | None = None,
+                 obs_dtype=np.float32, **options):
+        self.game = BatchedGame(num_envs, rules, seed=seed, obs_dtype=obs_dtype, **options)
+        game = self.game
+        B, n = game.num_games, game.num_players
+        self.num_envs = B
+        self.num_players = n
+        self.rules = game.rules
+        self.obs_size = game.obs_size
+        self.policies: list[Policy] = []
+        self.opponent_kinds = np.zeros((B, n), dtype=np.int64)
+        per_seat = (
+            list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
+        )
+        if len(per_seat) != n:
+            raise ValueError(f"opponent: one per seat ({n}) or a single one")
+        for seat, opp in enumerate(per_seat):
+            self.opponent_kinds[:, seat] = self._kind_of(opp)
+        if learner_seat == "random":
+            self.learner = np.zeros((B, 3), dtype=np.int64)
+            self.learner[:, K.L_REDRAW] = 1
+        elif isinstance(learner_seat, (int, np.integer)) and 0 <= learner_seat < n:
+            self.learner = np.zeros((B, 3), dtype=np.int64)
+            self.learner[:, K.L_SEAT] = learner_seat
+        else:
+            raise ValueError(f"learner_seat must be 0..{n - 1} or 'random', "
+                             f"got {learner_seat!r}")
+        seeds = np.random.SeedSequence([0 if seed is None else seed, 1]).generate_state(
+            2 * B, np.uint64)
+        self.opp_rng = np.empty(B, dtype=np.uint64)
+        self.seat_rng = np.empty(B, dtype=np.uint64)
+        K.seed_streams(self.opp_rng, seeds[:B])
+        K.seed_streams(self.seat_rng, seeds[B:])
+        self.obs = np.zeros((B, game.obs_size), dtype=game.obs_dtype)
+        self.masks = np.zeros((B, K.NUM_ACTIONS), dtype=np.int8)
+        self.terminal_obs = np.zeros_like(self.obs)
+        self.rewards = np.zeros(B, dtype=np.float32)
+        self._reward = np.zeros(B, dtype=np.float64)
+        self._carry = np.zeros(B, dtype=np.float64)
+        self._done = np.zeros(B, dtype=np.uint8)
+        self._reason = np.zeros(B, dtype=np.int8)
+        self._wait = np.zeros(B, dtype=np.int64)
+        self._ended_seat = np.zeros(B, dtype=np.int64)
+        self._ended_totals = np.zeros((B, n), dtype=np.int64)
+        #: decisions applied per game so far (learner's and opponents'), for throughput
+        self.decisions = np.zeros(B, dtype=np.int64)
+        self._skip = np.full(B, -2, dtype=np.int64)
+
+    def _kind_of(self, opponent) -> int:
+        if isinstance(opponent, str):
+            if opponent not in _BUILTIN:
+                raise ValueError(f"opponent {opponent!r}: allowed 'random', 'greedy' or a "
+                                 "callable policy(obs, masks) -> actions")
+            return _BUILTIN[opponent]
+        if not callable(opponent):
+            raise ValueError(f"opponent must be 'random', 'greedy' or callable, got "
+                             f"{opponent!r}")
+        for i, known in enumerate(self.policies):
+            if known is opponent:
+                return K.EXTERNAL + i
+        self.policies.append(opponent)
+        return K.EXTERNAL + len(self.policies) - 1
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, *, decks=None, dealers=None):
+        """New matches everywhere; returns ``(obs, masks)`` at the learner's first turn."""
+        game = self.game
+        if seed is not None:
+            seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * self.num_envs,
+                                                                     np.uint64)
+            K.seed_streams(self.opp_rng, seeds[:self.num_envs])
+            K.seed_streams(self.seat_rng, seeds[self.num_envs:])
+        game.reset(seed, decks=decks, dealers=dealers)
+        K.draw_learner_seats(self.learner, self.seat_rng, self.num_players)
+        self._carry[:] = 0.0
+        self._advance(np.full(self.num_envs, -1, dtype=np.int64))
+        return self.obs, self.masks
+
+    def step(self, actions):
+        """The learner's actions [B]; see the class docstring for what comes back."""
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
+        if acts.dtype != np.int64:
+            acts = acts.astype(np.int64)
+        if (acts < 0).any():
+            raise ValueError("actions must be action ids >= 0")
+        self._ended_seat[:] = self.learner[:, K.L_SEAT]
+        self._advance(acts)
+        done = self._done.view(bool)
+        self.rewards[:] = self._reward
+        infos = {
+            "terminal_obs": self.terminal_obs,
+            "truncated": done & (self._reason == K.TRUNCATED),
+            "reason": self._reason,
+            "charges": self.game.charges,
+            "winners": self.game.winners,
+            "totals": self._ended_totals,
+            "learner_seat": self._ended_seat,
+        }
+        return self.obs, self.rewards, done, infos
+
+    def action_masks(self) -> np.ndarray:
+        """int8 [B, 58]: the learner's legal actions (what MaskablePPO reads)."""
+        return self.masks
+
+    # ------------------------------------------------------------------ engine loop
+    def _advance(self, actions: np.ndarray) -> None:
+        game = self.game
+        self._reward[:] = self._carry
+        self._carry[:] = 0.0
+        self._done[:] = 0
+        self._reason[:] = 0
+        while True:
+            K.env_advance(game.st, game.stock, game.decks, game.rng, game.cfg, self.learner,
+                          self.opponent_kinds, self.opp_rng, self.seat_rng, actions,
+                          self._reward, self._carry, self._done, self._reason, game.charges,
+                          game._winners, game.rewards, self.terminal_obs,
+                          self._ended_totals, self._wait,
+                          self.decisions, self.obs, self.masks, game.size_tab)
+            waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
+            if not len(waiting):
+                return
+            actions = self._skip.copy()
+            kinds = self._wait[waiting]
+            for kind in np.unique(kinds):
+                games = waiting[kinds == kind]
+                policy = self.policies[kind - K.EXTERNAL]
+                chosen = policy(game.observe(games=games), game.action_masks(games=games))
+                actions[games] = np.asarray(chosen, dtype=np.int64)
+            self._wait[:] = 0
