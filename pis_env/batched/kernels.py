@@ -338,7 +338,8 @@ def _end_by_empty_stock(st, b, cfg, out_charges, out_winners, out_rewards):
             winners[i] = 1
         else:
             charges[i] = points[i]
-    _end_deal(st, b, cfg, EMPTY_STOCK, charges, winners, out_charges, out_winners, out_rewards)
+    _end_deal(st, b, cfg, np.int64(EMPTY_STOCK), charges, winners,
+              out_charges, out_winners, out_rewards)
 
 
 @njit(cache=True)
@@ -388,7 +389,8 @@ def _forfeit(st, b, cfg, out_charges, out_winners, out_rewards):
     winners = np.ones(n, np.int64)
     charges[p] = 3 * points_of(st[b, HAND + p]) + 100
     winners[p] = 0
-    _end_deal(st, b, cfg, ILLEGAL, charges, winners, out_charges, out_winners, out_rewards)
+    _end_deal(st, b, cfg, np.int64(ILLEGAL), charges, winners,
+              out_charges, out_winners, out_rewards)
 
 
 @njit(cache=True, inline="always")
@@ -402,6 +404,7 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
         return
     st[b, TURNS] += 1
     n = cfg[C_N]
+    steps = 0  # how far play moves on after the action (one call site: inlined once)
     if a < NUM_CARDS:
         bit = np.int64(1) << a
         hand = st[b, HAND + p] ^ bit
@@ -414,7 +417,7 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
         if st[b, PHASE] == OPENING:
             st[b, OPENED] |= np.int64(1) << p
             st[b, SUIT] = suit
-            _advance(st, b, 1, cfg)
+            steps = 1
         elif hand == 0:
             mult = 3 if rank == SEVEN else 2 if rank == JACK else 1
             charges = np.empty(n, np.int64)
@@ -422,7 +425,7 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
             for i in range(n):
                 charges[i] = points_of(st[b, HAND + i]) * mult
             winners[p] = 1
-            _end_deal(st, b, cfg, GOING_OUT, charges, winners,
+            _end_deal(st, b, cfg, np.int64(GOING_OUT), charges, winners,
                       out_charges, out_winners, out_rewards)
         elif rank == JACK:
             st[b, PHASE] = NOMINATE
@@ -430,40 +433,42 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
             st[b, SUIT] = suit
             if rank == SEVEN:
                 st[b, PEND] += 1
-                _advance(st, b, 1, cfg)
+                steps = 1
             elif rank == EIGHT:
-                _advance(st, b, 2, cfg)
+                steps = 2
             elif rank == TEN:
                 st[b, DIR] = -st[b, DIR]
-                _advance(st, b, 1, cfg)
+                steps = 1
             elif rank == ACE:
                 st[b, PHASE] = ACE_PHASE
             else:
-                _advance(st, b, 1, cfg)
+                steps = 1
     elif a == DRAW:
-        if st[b, PHASE] == PLAY and st[b, PEND] > 0:
+        penalty = st[b, PHASE] == PLAY and st[b, PEND] > 0
+        if penalty:
             k = st[b, PEND]
             count = 3 * (np.int64(1) << (k - 1)) if cfg[C_DOUBLE] else 3 * k
             st[b, PEND] = 0
-            if _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_rewards):
-                if cfg[C_CONTINUE]:
-                    st[b, DRAWN] = 1
-                else:
-                    _advance(st, b, 1, cfg)
         else:
+            count = np.int64(1)
             st[b, DREW + p] |= np.int64(1) << st[b, SUIT]
-            if _take(st, stock, rng, cfg, b, p, 1, out_charges, out_winners, out_rewards):
+        if _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_rewards):
+            if penalty and not cfg[C_CONTINUE]:
+                steps = 1
+            else:
                 st[b, DRAWN] = 1
     elif a == PASS:
-        _advance(st, b, 1, cfg)
+        steps = 1
     else:
         st[b, SUIT] = a - NOMINATE_BASE
-        _advance(st, b, 1, cfg)
+        steps = 1
+    if steps:
+        _advance(st, b, steps, cfg)
     if st[b, OVER] == 0:
         if cfg[C_MAX_TURNS] > 0 and st[b, TURNS] >= cfg[C_MAX_TURNS]:
             zeros = np.zeros(n, np.int64)
-            _end_deal(st, b, cfg, TRUNCATED, zeros, zeros, out_charges, out_winners,
-                      out_rewards)
+            _end_deal(st, b, cfg, np.int64(TRUNCATED), zeros, zeros,
+                      out_charges, out_winners, out_rewards)
         else:
             st[b, LEGAL] = legal_of(st, b, cfg)
 
@@ -604,7 +609,7 @@ def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
                                   term_obs[b], size_tab)
                     if auto_reset:
                         st[b, NSTACK] = 0
-                        new_match(st, stock, decks, rng, cfg, b, -1)
+                        new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
                 else:
                     start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % cfg[C_N])
         if write_o:
@@ -736,7 +741,7 @@ def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, a
                                 term_totals[b, i] = st[b, TOTAL + i]
                         carry[b] = 0.0
                         st[b, NSTACK] = 0
-                        new_match(st, stock, decks, rng, cfg, b, -1)
+                        new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
                         if learner[b, L_REDRAW]:
                             learner[b, L_SEAT] = rand_below(seat_rng, b, n)
                         learner[b, L_FRESH] = 1
