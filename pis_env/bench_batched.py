@@ -23,8 +23,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 _COMPILE_PROBE = """
 import time
 t0 = time.perf_counter()
@@ -89,20 +87,14 @@ def bench_env(num_players: int, batch: int, seconds: float, opponent: str) -> tu
     for _ in range(10):
         env.step(learner(env.game))
     steps = 0
-    turns0 = env.game.st[:, 9].sum()  # kernels.TURNS; decisions also counted across resets
-    decisions = 0
+    decisions0 = int(env.decisions.sum())
     cpu0 = time.process_time()
     while time.process_time() - cpu0 < seconds:
         for _ in range(20):
-            before = env.game.st[:, 9].copy()
             env.step(learner(env.game))
-            after = env.game.st[:, 9]
-            # a reset zeroes the counter; count at least the learner's decision there
-            decisions += int(np.where(after >= before, after - before, np.maximum(after, 1)).sum())
         steps += 20
     cpu = time.process_time() - cpu0
-    del turns0
-    return batch * steps / cpu, decisions / cpu
+    return batch * steps / cpu, (int(env.decisions.sum()) - decisions0) / cpu
 
 
 def compile_times() -> list[tuple[float, float]]:

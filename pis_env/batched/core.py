@@ -133,6 +133,9 @@ class BatchedGame:
         self._no_term_seats = np.zeros(0, dtype=np.int64)
         self._no_term_obs = np.zeros((0, self.obs_size), dtype=self.obs_dtype)
         self._no_masks = np.zeros((0, K.NUM_ACTIONS), dtype=np.int8)
+        self._shape = (B,)
+        self._result = StepResult(self.obs, self.masks, self.done, self.reason, self.rewards,
+                                  self.charges, self.winners, self.st[:, K.CUR])
         self.reset(seed=0 if seed is None else seed)
 
     # ------------------------------------------------------------------ views
@@ -249,8 +252,8 @@ class BatchedGame:
         return self.result()
 
     def result(self) -> StepResult:
-        return StepResult(self.obs, self.masks, self.done, self.reason, self.rewards,
-                          self.charges, self.winners, self.st[:, K.CUR])
+        """The :class:`StepResult` views (the same object after every step)."""
+        return self._result
 
     # ------------------------------------------------------------------ step
     def step(self, actions, *, auto_reset: bool = False, write_obs: bool = True,
@@ -271,14 +274,8 @@ class BatchedGame:
         acts = np.asarray(actions)
         if acts.dtype != np.int64:
             acts = acts.astype(np.int64)
-        if acts.shape != (self.num_games,):
+        if acts.shape != self._shape:
             raise ValueError(f"actions must have shape ({self.num_games},), got {acts.shape}")
-        bad = K.check_actions(self.st, acts)
-        if bad < 0:
-            b = -bad - 1
-            raise ValueError(f"game {b}: the match is over; reset it (or use auto_reset)")
-        if bad > 0 and not self.cfg[K.C_TERMINATE]:
-            raise IllegalActionError(self._illegal_message(bad - 1, int(acts[bad - 1])))
         if terminal_obs is None:
             term_obs, term_seats = self._no_term_obs, self._no_term_seats
         else:
@@ -288,12 +285,19 @@ class BatchedGame:
                 raise ValueError("terminal_obs must be a [B, L] array of obs_dtype")
             term_seats = _as_index_array(-1 if terminal_seats is None else terminal_seats,
                                          self.num_games, "terminal_seats")
-        K.step_games(self.st, self.stock, self.decks, self.rng, self.cfg, acts, auto_reset,
-                     self.reason, self._done, self.charges, self._winners, self.rewards,
-                     term_seats, term_obs,
-                     self.obs if write_obs else self._no_term_obs,
-                     self.masks if write_obs else self._no_masks, self.size_tab)
-        return self.result()
+        if write_obs:
+            obs, masks = self.obs, self.masks
+        else:
+            obs, masks = self._no_term_obs, self._no_masks
+        bad = K.step_games(self.st, self.stock, self.decks, self.rng, self.cfg, acts,
+                           auto_reset, self.reason, self._done, self.charges, self._winners,
+                           self.rewards, term_seats, term_obs, obs, masks, self.size_tab)
+        if bad < 0:
+            raise ValueError(f"game {-bad - 1}: the match is over; reset it (or use "
+                             "auto_reset)")
+        if bad > 0:
+            raise IllegalActionError(self._illegal_message(bad - 1, int(acts[bad - 1])))
+        return self._result
 
     def _illegal_message(self, b: int, action: int) -> str:
         legal = int(self.st[b, K.LEGAL])

@@ -563,16 +563,17 @@ def masks_of(st, games, masks):
 
 # ---------------------------------------------------------------------- stepping
 @njit(cache=True)
-def check_actions(st, actions):
-    """0 when every action is legal (or ``< 0``: skip); else ``1 + index`` of the first
-    game whose action is illegal, or ``-(1 + index)`` of one whose match is over."""
+def check_actions(st, actions, allow_illegal):
+    """0 when every action can be applied (``< 0``: skip the game); else ``1 + b`` for
+    the first game ``b`` whose action is illegal (unless ``allow_illegal``), or
+    ``-(1 + b)`` for one whose match is over."""
     for b in range(actions.shape[0]):
         a = actions[b]
         if a < 0:
             continue
         if st[b, MOVER]:
             return -(b + 1)
-        if a >= NUM_ACTIONS or not (st[b, LEGAL] >> a) & 1:
+        if not allow_illegal and (a >= NUM_ACTIONS or not (st[b, LEGAL] >> a) & 1):
             return b + 1
     return 0
 
@@ -581,7 +582,10 @@ def check_actions(st, actions):
 def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
                out_reason, out_done, out_charges, out_winners, out_rewards,
                term_seats, term_obs, obs, masks, size_tab):
-    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``.
+    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``, after checking
+    them all (:func:`check_actions`; an illegal action forfeits with
+    ``illegal_action="terminate"``): returns that check's code, and changes nothing
+    unless it is 0.
 
     Per game: ``out_reason[b]`` why a deal ended at this step (0: none), ``out_done[b]``
     the match ended; where a deal ended ``out_charges``, ``out_winners``, ``out_rewards``
@@ -590,6 +594,9 @@ def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
     ``term_seats[b]`` (``< 0``: the player who acted) into ``term_obs[b]`` when
     ``term_obs`` has B rows, then with ``auto_reset`` starts a new match. When ``obs`` /
     ``masks`` have B rows they receive every game's current observation / mask."""
+    code = check_actions(st, actions, cfg[C_TERMINATE] != 0)
+    if code != 0:
+        return code
     write_terminal = term_obs.shape[0] == actions.shape[0]
     write_o = obs.shape[0] == actions.shape[0]
     write_m = masks.shape[0] == actions.shape[0]
@@ -616,6 +623,7 @@ def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
             write_obs(st, cfg, b, st[b, CUR], obs[b], size_tab)
         if write_m:
             write_mask(st[b, LEGAL], masks[b])
+    return 0
 
 
 # ---------------------------------------------------------------------- policies
