@@ -247,6 +247,26 @@ def test_reshuffles_happen_in_the_reshuffle_differential():
     assert shrunk
 
 
+def test_game_state_rebuilds_the_reference_position():
+    rules = Rules(num_players=4, num_deals=2, empty_stock="reshuffle", max_turns=200)
+    game = BatchedGame(64, rules, seed=8)
+    policy = RandomPolicy(64, seed=8)
+    enc = ObservationEncoder(4, 2)
+    for step in range(250):
+        game.step(policy(game), auto_reset=True)
+        if step % 10:
+            continue
+        for b in range(0, 64, 7):
+            state = game.game_state(b)
+            assert state.card_count() == 52
+            assert state.legal_mask() == game.st[b, K.LEGAL]
+            for seat in range(4):
+                np.testing.assert_array_equal(enc.encode(state, seat),
+                                              game.observe(seats=[seat], games=[b])[0])
+            if not state.deal_over:  # it plays on like the batched game would
+                state.apply(int(policy(game)[b]))
+
+
 def test_illegal_action_raises_and_changes_nothing():
     game = BatchedGame(8, num_players=3, seed=1)
     before = game.st.copy(), game.stock.copy(), game.rng.copy(), game.obs.copy()

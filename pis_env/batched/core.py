@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engine import IllegalActionError, action_name
+from ..engine import GameState, IllegalActionError, action_name
 from ..rules import Rules
 from . import kernels as K
 
@@ -182,6 +182,65 @@ class BatchedGame:
     def stock_cards(self, game: int) -> list[int]:
         """The stock of one game, next card first."""
         return self.stock[game, self.st[game, K.SPOS]:self.st[game, K.SLEN]].tolist()
+
+    def game_state(self, game: int) -> GameState:
+        """A reference ``GameState`` in game ``game``'s position (for rendering, the
+        non-batched bots, debugging). What the arrays do not keep is filled in: the
+        discard pile's order (ascending ids, the top card last), the action history, the
+        dealt decks; the clone draws future randomness from a fresh ``default_rng(game)``."""
+        b = int(game)
+        st = self.st[b]
+        n = self.num_players
+        state = object.__new__(GameState)
+        rules = self.rules
+        state.rules = rules
+        state.num_players = n
+        state.rng = np.random.default_rng(b)
+        state._draw_rule = int(self.cfg[K.C_DRAW])
+        state._first_round = bool(self.cfg[K.C_FIRST_ROUND])
+        state._double = bool(self.cfg[K.C_DOUBLE])
+        state._continue = bool(self.cfg[K.C_CONTINUE])
+        state._reshuffle = bool(self.cfg[K.C_RESHUFFLE])
+        state._nominate_other = bool(self.cfg[K.C_OTHER])
+        state._max_turns = int(self.cfg[K.C_MAX_TURNS])
+        state.hands = [int(h) for h in st[K.HAND:K.HAND + n]]
+        state.stock = self.stock_cards(b)[::-1]
+        pile_mask = int(st[K.PILE])
+        top = int(st[K.TOP])
+        pile = [c for c in range(K.NUM_CARDS) if (pile_mask >> c) & 1 and c != top]
+        state.pile = pile + ([top] if top >= 0 else [])
+        state.pile_mask = pile_mask
+        state.top = top
+        state.active_suit = int(st[K.SUIT])
+        state.pending_sevens = int(st[K.PEND])
+        state.phase = int(st[K.PHASE])
+        state.has_drawn = bool(st[K.DRAWN])
+        state.direction = int(st[K.DIR])
+        state.current = int(st[K.CUR])
+        state.dealer = int(st[K.DEALER])
+        state.opened = int(st[K.OPENED])
+        state.drew_on = [int(d) for d in st[K.DREW:K.DREW + n]]
+        state.turns = int(st[K.TURNS])
+        state.deal_over = bool(st[K.OVER])
+        state.match_over = bool(st[K.MOVER])
+        reason = int(st[K.REASON])
+        state.end_reason = K.REASON_NAMES[reason]
+        if reason:
+            state.charges = [int(c) for c in self.charges[b]]
+            state.winners = [bool(w) for w in self.winners[b]]
+        else:
+            state.charges = state.winners = None
+        state.deal_index = int(st[K.DEAL])
+        state.totals = [int(t) for t in st[K.TOTAL:K.TOTAL + n]]
+        state.history = []
+        state.histories = [[] for _ in range(state.deal_index)] + [state.history]
+        state.deal_decks = []
+        state.deal_dealers = []
+        state._legal = None
+        stacked = int(st[K.NSTACK])
+        state._decks_left = [self.decks[b, k].tolist() for k in range(int(st[K.NEXTDECK]),
+                                                                     stacked)]
+        return state
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | Sequence[int] | None = None, *, decks=None, dealers=None,
