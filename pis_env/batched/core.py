@@ -19,8 +19,6 @@ from ..engine import GameState, IllegalActionError, action_name
 from ..rules import Rules
 from . import kernels as K
 
-_NO_ROWS_F32 = np.zeros((0, 1), dtype=np.float32)
-
 
 def rules_vector(rules: Rules) -> np.ndarray:
     """The ``cfg`` vector the kernels read (see ``kernels.CFG``)."""
@@ -88,7 +86,8 @@ class StepResult(NamedTuple):
 class BatchedGame:
     """``num_games`` independent matches under one ``Rules``, stepped together.
 
-    ``BatchedGame(4096, Rules(num_players=4))`` or ``BatchedGame(4096, num_players=4)``.
+    ``BatchedGame(4096, Rules(num_players=4), seed=0)`` or ``BatchedGame(4096,
+    num_players=4)`` (``seed=None``: fresh entropy).
     The state lives in ``st`` (int64 fields, see ``kernels.FIELDS``), ``stock``,
     ``decks`` and ``rng`` (one splitmix64 stream per game); properties give named views.
 
@@ -136,7 +135,7 @@ class BatchedGame:
         self._shape = (B,)
         self._result = StepResult(self.obs, self.masks, self.done, self.reason, self.rewards,
                                   self.charges, self.winners, self.st[:, K.CUR])
-        self.reset(seed=0 if seed is None else seed)
+        self.reset(seed=np.random.SeedSequence().entropy if seed is None else seed)
 
     # ------------------------------------------------------------------ views
     @property

@@ -63,6 +63,8 @@ class BatchedEnv:
                  opponent: str | Policy | Sequence[str | Policy] = "random",
                  learner_seat: int | str = 0, seed: int | None = None,
                  obs_dtype=np.float32, **options):
+        if seed is None:
+            seed = np.random.SeedSequence().entropy
         self.game = BatchedGame(num_envs, rules, seed=seed, obs_dtype=obs_dtype, **options)
         game = self.game
         B, n = game.num_games, game.num_players
@@ -88,8 +90,7 @@ class BatchedEnv:
         else:
             raise ValueError(f"learner_seat must be 0..{n - 1} or 'random', "
                              f"got {learner_seat!r}")
-        seeds = np.random.SeedSequence([0 if seed is None else seed, 1]).generate_state(
-            2 * B, np.uint64)
+        seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * B, np.uint64)
         self.opp_rng = np.empty(B, dtype=np.uint64)
         self.seat_rng = np.empty(B, dtype=np.uint64)
         K.seed_streams(self.opp_rng, seeds[:B])
