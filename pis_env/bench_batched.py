@@ -25,7 +25,7 @@ import time
 
 _COMPILE_PROBE = """
 import time
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 import numpy as np
 from pis_env.batched import BatchedEnv, BatchedGame, GreedyPolicy, RandomPolicy
 t1 = time.perf_counter()
@@ -41,8 +41,8 @@ game.action_masks()
 env = BatchedEnv(8, num_players=3, opponent="greedy", seed=0)
 env.reset()
 env.step(RandomPolicy(8)(env.game))
-t2 = time.perf_counter()
-print(f"{t1 - t0:.3f} {t2 - t1:.3f}")
+t2, c2 = time.perf_counter(), time.process_time()
+print(f"{t1 - t0:.3f} {t2 - t1:.3f} {c2 - c0:.3f}")
 """
 
 
@@ -97,9 +97,10 @@ def bench_env(num_players: int, batch: int, seconds: float, opponent: str) -> tu
     return batch * steps / cpu, (int(env.decisions.sum()) - decisions0) / cpu
 
 
-def compile_times() -> list[tuple[float, float]]:
+def compile_times() -> list[tuple[float, float, float]]:
     """Two fresh processes sharing an empty numba cache directory: (import s, first
-    calls s) of each; the first compiles and writes the cache, the second loads it."""
+    calls s, CPU s in all) of each; the first compiles and writes the cache, the second
+    loads it."""
     out = []
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -108,8 +109,7 @@ def compile_times() -> list[tuple[float, float]]:
                 [sys.executable, "-c", _COMPILE_PROBE], env=env, capture_output=True,
                 text=True, check=True,
             )
-            imp, first = proc.stdout.split()
-            out.append((float(imp), float(first)))
+            out.append(tuple(float(x) for x in proc.stdout.split()))
     return out
 
 
@@ -125,12 +125,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     if not args.no_compile:
-        (imp1, first1), (imp2, first2) = compile_times()
+        (imp1, first1, cpu1), (imp2, first2, cpu2) = compile_times()
         print("numba compilation (fresh subprocesses, one empty NUMBA_CACHE_DIR):")
         print(f"  first process (compiles, writes cache): import {imp1:.2f} s, "
-              f"first calls {first1:.2f} s")
+              f"first calls {first1:.2f} s (CPU {cpu1:.2f} s in all)")
         print(f"  second process (loads the cache):       import {imp2:.2f} s, "
-              f"first calls {first2:.2f} s")
+              f"first calls {first2:.2f} s (CPU {cpu2:.2f} s in all)")
     pinned = "not pinned" if args.no_pin else _pin_one_core()
     from pis_env.batched import BatchedGame  # compile (or load) before timing
 
