@@ -306,7 +306,9 @@ class GameState:
             self.active_suit = suit
             self._advance(1)
             return
-        if not hand:
+        if not hand:  # going out: the top card sets the suit, but no effect applies
+            if rank != JACK:
+                self.active_suit = suit
             multiplier = 3 if rank == SEVEN else 2 if rank == JACK else 1
             charges = [points_of(h) * multiplier for h in self.hands]
             winners = [i == p for i in range(self.num_players)]

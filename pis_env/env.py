@@ -10,7 +10,7 @@
 | Number of agents   | 2–7 (default 2)                                        |
 | Action shape       | (1,)                                                   |
 | Action values      | Discrete(58)                                           |
-| Observation shape  | (L,) with L from the table below (258 for 2 players)   |
+| Observation shape  | (L,) with L from the table below (178 for 2 players)   |
 | Observation values | [0, 1]                                                 |
 
 Pis Yedili is the Turkish shedding game of the Crazy Eights family: match the top card's

@@ -419,6 +419,8 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
             st[b, SUIT] = suit
             steps = 1
         elif hand == 0:
+            if rank != JACK:
+                st[b, SUIT] = suit
             mult = 3 if rank == SEVEN else 2 if rank == JACK else 1
             charges = np.empty(n, np.int64)
             winners = np.zeros(n, np.int64)
