@@ -23,6 +23,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pis_env.bench
+	$(PY) -m pis_env.bench_batched
 
 clean:
 	rm -rf $(VENV)
