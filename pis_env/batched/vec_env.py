@@ -1,0 +1,784 @@
+"""``BatchedVecEnv``: the batched engine as a stable-baselines3 ``VecEnv`` for MaskablePPO.
+
+This module imports stable-baselines3 (and torch for :class:`TorchPolicy`): it belongs to
+the ``[train]`` extra, and neither ``pis_env`` nor ``pis_env.batched`` imports it.
+
+Each of the ``num_envs`` games is one learner seat against opponents; an episode is a
+match (``num_deals`` deals), as in :class:`pis_env.wrappers.SingleAgentEnv`, whose spaces
+it has (``Box(0, 1, (L,), float32)``, ``Discrete(58)``; ``L + 58`` with the ``"mask"``
+feature). What SB3 and MaskablePPO need:
+
+* ``reset() -> obs``; ``step_async(actions)`` / ``step_wait() -> (obs, rewards float32,
+  dones bool, infos)`` with auto-reset: a finished game's ``infos[i]`` holds
+  ``"terminal_observation"`` (the learner's view of the final position, in the policy
+  input format), ``"TimeLimit.truncated"``, ``"episode"`` ``{"r", "l", "t"}`` (SB3's
+  ``ep_info_buffer``), ``"penalty"`` / ``"winner"`` (the learner's charge and result in
+  the last deal), ``"match_score"`` (multi-deal matches), ``"seat"``, ``"end_reason"``,
+  ``"illegal_action"`` (when the learner forfeited) and ``"league"`` (``{"opponents",
+  "charges", "win"}`` as ``train.league.LeagueEnv`` reports it; not for truncated ones);
+* ``env_method("action_masks")``: one bool [58] mask per game (what
+  ``sb3_contrib``'s ``get_action_masks`` stacks); ``action_masks()``: bool [B, 58];
+* ``has_attr``, ``get_attr``, ``set_attr``, ``seed``, ``close``, ``env_is_wrapped``.
+
+Opponents: ``"random"`` and ``"greedy"`` run inside the numba kernel; a callable
+``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]`` is called once per round for
+all games waiting on it -- :class:`TorchPolicy` (a frozen snapshot of an SB3 policy, a
+state dict or a policy file: one torch forward pass, masked argmax or sampling) and
+:class:`AgentPolicy` (any ``agents`` bot row by row, e.g. ``"heuristic"``, slower).
+``opponent_mix={"greedy": 0.5, snapshot: 0.5}`` draws every opponent seat anew for every
+match (``mix_per="game"``: one draw for all seats of a match); the draw happens inside
+the kernel when the match starts, so each match is played by its own opponents from its
+first move. :func:`make_league_vec_env` builds one from a ``train`` config and league
+(``vec_env="pis_env.batched.vec_env:make_league_vec_env"``).
+
+``skip_forced=True`` plays the learner's forced moves (a single legal action) inside the
+kernel, so every step is a real decision (``train``'s ``skip_forced``); a match that ends
+before the learner's first real decision is replaced, as ``LeagueEnv`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from numba import njit
+from stable_baselines3.common.vec_env import VecEnv
+
+from ..rules import Rules
+from . import kernels as K
+from .env import BatchedEnv
+
+NUM_ACTIONS = K.NUM_ACTIONS
+BUILTIN = ("random", "greedy")
+
+#: A batched opponent: ``policy(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+# ---------------------------------------------------------------------- kernels
+def _kernels_tag() -> int:
+    """A hash of ``kernels.py``. The kernels below inline its rule functions, but numba's
+    cache only checks the stamp of *this* file: the tag, a closure constant, is part of
+    numba's cache key, so an edit of the rules recompiles them instead of loading stale
+    machine code."""
+    data = Path(K.__file__).read_bytes()
+    return int(hashlib.sha256(data).hexdigest()[:15], 16)
+
+
+def _make_kernels(tag: int):
+    CUR, OVER, MOVER, REASON, NSTACK, DEALER, LEGAL, TOTAL = (
+        K.CUR, K.OVER, K.MOVER, K.REASON, K.NSTACK, K.DEALER, K.LEGAL, K.TOTAL)
+    L_SEAT, L_REDRAW, L_FRESH, EXTERNAL, C_N = (
+        K.L_SEAT, K.L_REDRAW, K.L_FRESH, K.EXTERNAL, K.C_N)
+    apply_action, new_match, start_deal = K.apply_action, K.new_match, K.start_deal
+    write_obs, write_mask, rand_below = K.write_obs, K.write_mask, K.rand_below
+    rand_u64, policy_action, lowbit_index = K.rand_u64, K.policy_action, K.lowbit_index
+
+    @njit(cache=True, inline="always")
+    def draw_row(kinds, b, n, cum, table, per_game, rng):
+        """Opponent kinds of game ``b`` for a new match, from the mix (all seats drawn;
+        the learner's entry is never read)."""
+        k = table[0]
+        for seat in range(n):
+            if seat == 0 or not per_game:
+                u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+                j = 0
+                while j < cum.shape[0] - 1 and u >= cum[j]:
+                    j += 1
+                k = table[j]
+            kinds[b, seat] = k
+
+    @njit(cache=True)
+    def draw_kinds(kinds, n, cum, table, per_game, rng):
+        if tag < 0:
+            return
+        for b in range(kinds.shape[0]):
+            draw_row(kinds, b, n, cum, table, per_game, rng)
+
+    @njit(cache=True)
+    def advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
+                reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
+                term_obs, term_totals, wait, decisions, obs, masks, size_tab,
+                cum, table, per_game, mix_rng, term_kinds, skip_forced):
+        """``kernels.env_advance`` plus: a finished match's opponent kinds go into
+        ``term_kinds[b]`` and the new match's are drawn from the mix (when ``cum`` is not
+        empty); with ``skip_forced`` the learner's forced moves are played here (they do
+        not count as its first decision of a match)."""
+        if tag < 0:
+            return
+        n = cfg[C_N]
+        mix = cum.shape[0] > 0
+        for b in range(actions.shape[0]):
+            a = actions[b]
+            if a == -2:
+                continue
+            forced = False
+            while True:
+                if a >= 0:
+                    if st[b, CUR] == learner[b, L_SEAT] and not forced:
+                        learner[b, L_FRESH] = 0
+                    decisions[b] += 1
+                    apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners,
+                                 out_rewards)
+                    if st[b, OVER]:
+                        r = out_rewards[b, learner[b, L_SEAT]]
+                        if learner[b, L_FRESH]:
+                            carry[b] += r
+                        else:
+                            out_reason[b] = st[b, REASON]
+                            reward[b] += r
+                        if st[b, MOVER]:
+                            if not learner[b, L_FRESH]:
+                                done[b] = 1
+                                write_obs(st, cfg, b, learner[b, L_SEAT], term_obs[b],
+                                          size_tab)
+                                for i in range(n):
+                                    term_totals[b, i] = st[b, TOTAL + i]
+                                    term_kinds[b, i] = kinds[b, i]
+                            carry[b] = 0.0
+                            st[b, NSTACK] = 0
+                            new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
+                            if learner[b, L_REDRAW]:
+                                learner[b, L_SEAT] = rand_below(seat_rng, b, n)
+                            learner[b, L_FRESH] = 1
+                            if mix:
+                                draw_row(kinds, b, n, cum, table, per_game, mix_rng)
+                        else:
+                            start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
+                cur = st[b, CUR]
+                if cur == learner[b, L_SEAT]:
+                    legal = st[b, LEGAL]
+                    if skip_forced and legal & (legal - 1) == 0:
+                        a = lowbit_index(legal)
+                        forced = True
+                        continue
+                    wait[b] = 0
+                    write_obs(st, cfg, b, cur, obs[b], size_tab)
+                    write_mask(legal, masks[b])
+                    break
+                forced = False
+                kind = kinds[b, cur]
+                if kind >= EXTERNAL:
+                    wait[b] = kind
+                    break
+                a = policy_action(kind, st, opp_rng, b)
+
+    return draw_kinds, advance
+
+
+_draw_kinds, _advance = _make_kernels(_kernels_tag())
+
+
+class _MixEnv(BatchedEnv):
+    """``BatchedEnv`` with opponents drawn per match from a weighted mix, forced learner
+    moves played by the kernel, and the finished matches' opponent kinds kept."""
+
+    def __init__(self, num_envs, rules, *, opponent, learner_seat, seed, skip_forced,
+                 mix_per_game):
+        super().__init__(num_envs, rules, opponent=opponent, learner_seat=learner_seat,
+                         seed=seed)
+        self.skip_forced = bool(skip_forced)
+        self.mix_per_game = bool(mix_per_game)
+        self.mix_cum = np.zeros(0, dtype=np.float64)
+        self.mix_table = np.zeros(0, dtype=np.int64)
+        self.mix_rng = np.empty(num_envs, dtype=np.uint64)
+        self._seed_mix(seed)
+        self.term_kinds = np.zeros_like(self.opponent_kinds)
+        self._redraw = False
+
+    def _seed_mix(self, seed) -> None:
+        seeds = np.random.SeedSequence([seed, 2]).generate_state(self.num_envs, np.uint64)
+        K.seed_streams(self.mix_rng, seeds)
+
+    def set_mix(self, kinds: np.ndarray, weights: np.ndarray) -> None:
+        """Draw opponents from ``kinds`` with ``weights`` at every new match (from the next
+        match on; :meth:`reset` draws them for all games). Empty: keep ``opponent_kinds``."""
+        kinds = np.asarray(kinds, dtype=np.int64)
+        w = np.asarray(weights, dtype=np.float64)
+        if kinds.size == 0:
+            self.mix_cum = np.zeros(0, dtype=np.float64)
+            self.mix_table = np.zeros(0, dtype=np.int64)
+            return
+        cum = np.cumsum(w / w.sum())
+        cum[-1] = 1.0
+        self.mix_cum, self.mix_table = cum, kinds
+
+    def reset(self, seed=None, *, decks=None, dealers=None):
+        if seed is not None:
+            self._seed_mix(seed)
+        self._redraw = True
+        return super().reset(seed, decks=decks, dealers=dealers)
+
+    def _advance(self, actions: np.ndarray) -> None:
+        game = self.game
+        if self._redraw:
+            self._redraw = False
+            if self.mix_cum.size:
+                _draw_kinds(self.opponent_kinds, self.num_players, self.mix_cum,
+                            self.mix_table, self.mix_per_game, self.mix_rng)
+        self._reward[:] = self._carry
+        self._carry[:] = 0.0
+        self._done[:] = 0
+        self._reason[:] = 0
+        while True:
+            _advance(game.st, game.stock, game.decks, game.rng, game.cfg, self.learner,
+                     self.opponent_kinds, self.opp_rng, self.seat_rng, actions,
+                     self._reward, self._carry, self._done, self._reason, game.charges,
+                     game._winners, game.rewards, self.terminal_obs, self._ended_totals,
+                     self._wait, self.decisions, self.obs, self.masks, game.size_tab,
+                     self.mix_cum, self.mix_table, self.mix_per_game, self.mix_rng,
+                     self.term_kinds, self.skip_forced)
+            waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
+            if not len(waiting):
+                return
+            actions = self._skip.copy()
+            kinds = self._wait[waiting]
+            for kind in np.unique(kinds):
+                games = waiting[kinds == kind]
+                policy = self.policies[kind - K.EXTERNAL]
+                chosen = policy(game.observe(games=games), game.action_masks(games=games))
+                actions[games] = np.asarray(chosen, dtype=np.int64)
+            self._wait[:] = 0
+
+
+# ---------------------------------------------------------------------- opponents
+class AgentPolicy:
+    """Any agent with ``act(observation_dict)`` (``agents.make(...)``: heuristic, mc, ...)
+    as a batched policy, row by row. The agent must be stateless across decisions of
+    different games (the heuristic, greedy and random bots are)."""
+
+    def __init__(self, agent, name: str | None = None):
+        self.agent = agent
+        self.name = name or getattr(agent, "name", type(agent).__name__)
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        act = self.agent.act
+        return np.array([act({"observation": o, "action_mask": m})
+                         for o, m in zip(obs, masks)], dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"AgentPolicy({self.name!r})"
+
+
+class TorchPolicy:
+    """A frozen actor network as a batched opponent: one torch forward pass for all the
+    games waiting on it, logits of illegal actions masked, then argmax
+    (``deterministic=True``) or a sample (Gumbel-max, its own seeded generator).
+
+    The network input is built as ``train``'s policies expect: ``features`` ``("obs",)``
+    or ``("obs", "mask")`` (``None``: whichever matches the first layer's width), then
+    ``obs_norm`` (VecNormalize statistics ``{"mean", "var", "clip", "epsilon"}``) if given.
+
+    Build it with :meth:`from_sb3` (a snapshot of a live ``MaskablePPO`` or its policy),
+    :meth:`from_state_dict` (SB3 ``MlpPolicy`` keys ``mlp_extractor.policy_net.*`` and
+    ``action_net.*``), :meth:`from_numpy_policy` (``agents.ppo.NumpyPolicy``, e.g. the
+    league's snapshots) or :meth:`from_file` (``policy.zip`` / ``policy.pt``)."""
+
+    def __init__(self, net, *, features: Sequence[str] | None = None,
+                 obs_norm: Mapping | None = None, deterministic: bool = False,
+                 seed: int | None = None, name: str = "snapshot"):
+        import torch
+
+        self.net = net.eval().requires_grad_(False)
+        self.features = None if features is None else tuple(features)
+        self.deterministic = bool(deterministic)
+        self.name = name
+        self.in_features = next(m for m in net.modules()
+                                if isinstance(m, torch.nn.Linear)).in_features
+        self.gen = torch.Generator()
+        self.gen.manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        if obs_norm:
+            self.norm_mean = np.asarray(obs_norm["mean"], dtype=np.float32)
+            self.norm_scale = (1.0 / np.sqrt(np.asarray(obs_norm["var"], dtype=np.float32)
+                                             + float(obs_norm.get("epsilon", 1e-8))))
+            self.norm_clip = float(obs_norm.get("clip", 10.0))
+        else:
+            self.norm_mean = None
+
+    # ------------------------------------------------------------------ builders
+    @staticmethod
+    def _mlp(layers: list[tuple[np.ndarray, np.ndarray]], activation: str):
+        """``nn.Sequential`` from ``(weight [out, in], bias)`` pairs."""
+        import torch
+
+        act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+        mods: list = []
+        for i, (w, b) in enumerate(layers):
+            w = torch.as_tensor(np.asarray(w, dtype=np.float32)).clone()
+            lin = torch.nn.Linear(w.shape[1], w.shape[0])
+            with torch.no_grad():
+                lin.weight.copy_(w)
+                lin.bias.copy_(torch.as_tensor(np.asarray(b, dtype=np.float32)))
+            mods.append(lin)
+            if i < len(layers) - 1:
+                mods.append(act())
+        return torch.nn.Sequential(*mods)
+
+    @classmethod
+    def from_state_dict(cls, state_dict: Mapping, activation: str = "tanh", **kwargs):
+        """From SB3 ``MlpPolicy`` weights (tensors or arrays; value-net keys ignored)."""
+        def arr(v):
+            return v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+
+        layers, i = [], 0
+        while f"mlp_extractor.policy_net.{i}.weight" in state_dict:
+            layers.append((arr(state_dict[f"mlp_extractor.policy_net.{i}.weight"]),
+                           arr(state_dict[f"mlp_extractor.policy_net.{i}.bias"])))
+            i += 2
+        if "action_net.weight" not in state_dict:
+            raise ValueError("not an SB3 MlpPolicy state dict (no action_net.weight)")
+        layers.append((arr(state_dict["action_net.weight"]), arr(state_dict["action_net.bias"])))
+        return cls(cls._mlp(layers, activation), **kwargs)
+
+    @classmethod
+    def from_sb3(cls, model, **kwargs):
+        """A frozen copy of the actor of a ``MaskablePPO`` (or its policy) as it is now."""
+        import torch
+
+        policy = getattr(model, "policy", model)
+        fn = getattr(policy, "activation_fn", torch.nn.Tanh)
+        activation = "relu" if fn is torch.nn.ReLU else "tanh"
+        if fn not in (torch.nn.ReLU, torch.nn.Tanh):
+            raise ValueError(f"unsupported activation {fn!r} (tanh or relu)")
+        return cls.from_state_dict(policy.state_dict(), activation, **kwargs)
+
+    @classmethod
+    def from_numpy_policy(cls, policy, **kwargs):
+        """From an ``agents.ppo.NumpyPolicy`` (its features and normalisation)."""
+        layers = [(w.T, b) for w, b in policy.layers]
+        kwargs.setdefault("features", policy.meta.get("features"))
+        kwargs.setdefault("obs_norm", policy.meta.get("obs_norm"))
+        return cls(cls._mlp(layers, policy.activation), **kwargs)
+
+    @classmethod
+    def from_file(cls, path, num_players: int | None = None, num_deals: int | None = None,
+                  **kwargs):
+        """From a ``train/ppo.py`` policy file (``.zip`` or ``.pt``), layout checked."""
+        from agents.ppo import load_policy
+
+        kwargs.setdefault("name", f"ppo:{path}")
+        return cls.from_numpy_policy(load_policy(path, num_players, num_deals), **kwargs)
+
+    # ------------------------------------------------------------------ acting
+    def inputs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float32)
+        features = self.features
+        if features is None:
+            features = ("obs",) if self.in_features == obs.shape[1] else ("obs", "mask")
+        if features == ("obs",):
+            x = obs
+        else:
+            x = np.concatenate([obs if f == "obs" else np.asarray(masks, dtype=np.float32)
+                                for f in features], axis=1)
+        if self.norm_mean is not None:
+            x = np.clip((x - self.norm_mean) * self.norm_scale, -self.norm_clip, self.norm_clip)
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def logits(self, obs: np.ndarray, masks: np.ndarray):
+        """Masked logits (torch [K, 58]; illegal actions -inf)."""
+        import torch
+
+        x = torch.from_numpy(self.inputs(obs, masks))
+        legal = torch.from_numpy(np.asarray(masks) != 0)
+        with torch.inference_mode():
+            return self.net(x).masked_fill(~legal, float("-inf"))
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        import torch
+
+        logits = self.logits(obs, masks)
+        if not self.deterministic:
+            u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
+            logits = logits - torch.log(-torch.log(u))
+        return logits.argmax(dim=1).numpy().astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"TorchPolicy({self.name!r}, deterministic={self.deterministic})"
+
+
+def _name_of(opponent) -> str:
+    if isinstance(opponent, str):
+        return opponent
+    return str(getattr(opponent, "name", None) or repr(opponent))
+
+
+# ---------------------------------------------------------------------- the VecEnv
+class BatchedVecEnv(VecEnv):
+    """``num_envs`` games of :class:`BatchedEnv` as an SB3 ``VecEnv`` (module docstring).
+
+    ``BatchedVecEnv(num_envs, rules=None, *, opponent="random", opponent_mix=None,
+    mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
+    win_bonus=0.0, seed=None, bot_factory=None, **rules_options)``
+
+    * ``rules``: a ``Rules``, a dict of options, or ``None`` (options as keywords).
+    * ``opponent``: ``"random"``, ``"greedy"``, another agent name (through ``agents.make``
+      and :class:`AgentPolicy`), a batched callable, or a list of those, one per seat.
+    * ``opponent_mix``: ``{opponent: weight}`` (keys as ``opponent``); every match draws
+      each opponent seat from it (``mix_per="game"``: one draw per match for all seats).
+      :meth:`set_opponent_mix` changes it between steps. Reported names: the string, or
+      a callable's ``name``.
+    * ``learner_seat``: a seat, or ``None`` / ``"random"`` (drawn for every match).
+    * ``features``: the observation returned: ``("obs",)`` or ``("obs", "mask")`` (the
+      legal mask appended as float32, ``train``'s ``policy.features``).
+    * ``win_bonus``: added at a (not truncated) match end, ``+bonus`` split among the
+      lowest totals, ``-bonus`` among the others (``train``'s ``win_bonus``).
+    * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
+      (default ``agents.make(name, num_players=, num_deals=, rules=)``).
+    """
+
+    def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
+                 opponent: Any = "random", opponent_mix: Mapping | None = None,
+                 mix_per: str = "seat", learner_seat: int | str | None = 0,
+                 features: Sequence[str] = ("obs",), skip_forced: bool = False,
+                 win_bonus: float = 0.0, seed: int | None = None,
+                 bot_factory: Callable[[str], Any] | None = None, **options):
+        if rules is None:
+            rules = Rules.from_options(**options)
+        elif isinstance(rules, Mapping):
+            rules = Rules.from_options(**{**dict(rules), **options})
+        elif options:
+            rules = rules.replace(**options)
+        if mix_per not in ("seat", "game"):
+            raise ValueError(f"mix_per={mix_per!r}: 'seat' or 'game'")
+        self.features = tuple(features)
+        if self.features not in (("obs",), ("obs", "mask")):
+            raise ValueError(f"features={features!r}: ('obs',) or ('obs', 'mask')")
+        self.rules = rules
+        self.num_players = n = rules.num_players
+        self.multi_deal = rules.num_deals > 1
+        self.skip_forced = bool(skip_forced)
+        self.win_bonus = float(win_bonus)
+        self._bot_factory = bot_factory
+        self._bots: dict[str, AgentPolicy] = {}
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._seed = int(seed)
+        self._pending_seed: int | None = None
+        seat = "random" if learner_seat in (None, "random") else learner_seat
+        per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
+        self._env = _MixEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
+                            learner_seat=seat, seed=self._seed, skip_forced=skip_forced,
+                            mix_per_game=mix_per == "game")
+        env = self._env
+        self.obs_size = env.obs_size
+        self._names: dict[int, str] = {0: "random", 1: "greedy"}
+        for o in per_seat:
+            self._names[self._kind(o)] = _name_of(o)
+        size = env.obs_size + (NUM_ACTIONS if "mask" in self.features else 0)
+        self.render_mode = None
+        self.num_envs = num_envs
+        super().__init__(num_envs, gym.spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                         gym.spaces.Discrete(NUM_ACTIONS))
+        self._actions = np.zeros(num_envs, dtype=np.int64)
+        self._ar = np.arange(num_envs)
+        self._ep_return = np.zeros(num_envs, dtype=np.float64)
+        self._ep_len = np.zeros(num_envs, dtype=np.int64)
+        self._t0 = time.time()
+        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.float32)
+        self.mix: dict[str, float] = {}
+        if opponent_mix is not None:
+            self.set_opponent_mix(opponent_mix)
+
+    # ------------------------------------------------------------------ opponents
+    def _resolve(self, opponent):
+        """A BatchedEnv opponent: a builtin name or a batched callable."""
+        if isinstance(opponent, str):
+            if opponent in BUILTIN:
+                return opponent
+            bot = self._bots.get(opponent)
+            if bot is None:
+                bot = self._bots[opponent] = AgentPolicy(self._make_bot(opponent), opponent)
+            return bot
+        if not callable(opponent):
+            raise ValueError(f"an opponent is 'random', 'greedy', an agent name or a "
+                             f"callable policy(obs, masks) -> actions, got {opponent!r}")
+        return opponent
+
+    def _make_bot(self, name: str):
+        if self._bot_factory is not None:
+            return self._bot_factory(name)
+        import inspect
+
+        import agents
+
+        kwargs = {"num_players": self.num_players, "num_deals": self.rules.num_deals}
+        module_name, _, class_name = agents.REGISTRY.get(name.split(":")[0], ":").partition(":")
+        if module_name:
+            import importlib
+
+            cls = getattr(importlib.import_module(module_name), class_name)
+            if "rules" in inspect.signature(cls).parameters:
+                kwargs["rules"] = {k: v for k, v in self.rules.to_dict().items()
+                                   if k != "illegal_action"}
+        return agents.make(name, **kwargs)
+
+    def _kind(self, opponent) -> int:
+        """The kind id of an opponent (registering a new callable in a free slot)."""
+        env = self._env
+        resolved = self._resolve(opponent)
+        if isinstance(resolved, str):
+            return BUILTIN.index(resolved)
+        for i, known in enumerate(env.policies):
+            if known is resolved:
+                return K.EXTERNAL + i
+        for i, known in enumerate(env.policies):
+            if known is None:
+                env.policies[i] = resolved
+                return K.EXTERNAL + i
+        env.policies.append(resolved)
+        return K.EXTERNAL + len(env.policies) - 1
+
+    def set_opponent_mix(self, mix: Mapping | Sequence[tuple[Any, float]] | None) -> None:
+        """Opponents of the matches that start from now on: ``{opponent: weight}`` (or
+        ``(opponent, weight)`` pairs); ``None`` or empty: keep the current seats' ones.
+        Callables no game uses any more are released."""
+        items = list(mix.items()) if isinstance(mix, Mapping) else list(mix or [])
+        items = [(o, float(w)) for o, w in items if float(w) > 0]
+        if mix and not items:
+            raise ValueError("opponent_mix: the weights sum to 0")
+        kinds = [self._kind(o) for o, _ in items]
+        for (o, _), k in zip(items, kinds):
+            self._names[k] = _name_of(o)
+        self._env.set_mix(np.array(kinds, dtype=np.int64),
+                          np.array([w for _, w in items], dtype=np.float64))
+        self.mix = {_name_of(o): w for o, w in items}
+        used = set(kinds) | set(np.unique(self._env.opponent_kinds).tolist())
+        for i in range(len(self._env.policies)):
+            if K.EXTERNAL + i not in used:
+                self._env.policies[i] = None
+                self._names.pop(K.EXTERNAL + i, None)
+
+    # ------------------------------------------------------------------ VecEnv API
+    def reset(self, *, decks=None, dealers=None):
+        """New matches in every game (``decks``/``dealers``: stacked deals, as
+        ``BatchedGame.reset``); the seed given to :meth:`seed` applies here once."""
+        seed, self._pending_seed = self._pending_seed, None
+        obs, masks = self._env.reset(seed, decks=decks, dealers=dealers)
+        self._ep_return[:] = 0.0
+        self._ep_len[:] = 0
+        self._reset_seeds()
+        return self._policy_input(obs, masks)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+
+    def step_wait(self):
+        env = self._env
+        acts = self._actions
+        ok = (acts >= 0) & (acts < NUM_ACTIONS)
+        illegal = ~ok
+        illegal[ok] = env.masks[self._ar[ok], acts[ok]] == 0
+        acts = np.where(ok, acts, NUM_ACTIONS)  # BatchedEnv refuses ids < 0
+        obs, rew, done, info = env.step(acts)
+        rewards = rew.copy()
+        dones = done.copy()
+        self._ep_return += rewards
+        self._ep_len += 1
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        ended = np.flatnonzero(dones)
+        if ended.size:
+            self._episode_infos(ended, infos, rewards, info, illegal)
+        return self._policy_input(obs, env.masks), rewards, dones, infos
+
+    def _episode_infos(self, ended, infos, rewards, info, illegal) -> None:
+        n = self.num_players
+        env = self._env
+        term = info["terminal_obs"]
+        truncated = info["truncated"]
+        reason = info["reason"]
+        charges = info["charges"]
+        winners = info["winners"]
+        totals = info["totals"]
+        seats = info["learner_seat"]
+        kinds = env.term_kinds
+        now = round(time.time() - self._t0, 6)
+        for i in ended.tolist():
+            seat = int(seats[i])
+            d: dict[str, Any] = {
+                "terminal_observation": self._policy_input_row(term[i]),
+                "TimeLimit.truncated": bool(truncated[i]),
+                "seat": seat,
+                "end_reason": K.REASON_NAMES[int(reason[i])],
+                "penalty": int(charges[i, seat]),
+                "winner": bool(winners[i, seat]),
+            }
+            if self.multi_deal:
+                d["match_score"] = int(totals[i, seat])
+            if illegal[i] and reason[i] == K.ILLEGAL:
+                d["illegal_action"] = int(self._actions[i])
+            if not truncated[i]:
+                order = [(seat + k) % n for k in range(n)]
+                scores = totals[i] if self.multi_deal else charges[i]
+                ch = [int(scores[s]) for s in order]
+                d["league"] = {"opponents": [self._names.get(int(kinds[i, s]), "?")
+                                             for s in order[1:]],
+                               "charges": ch, "win": ch[0] == min(ch)}
+                if self.win_bonus:
+                    bonus = self.win_bonus * _win_share(ch)
+                    rewards[i] += bonus
+                    self._ep_return[i] += bonus
+            d["episode"] = {"r": float(self._ep_return[i]), "l": int(self._ep_len[i]),
+                            "t": now}
+            infos[i] = d
+        self._ep_return[ended] = 0.0
+        self._ep_len[ended] = 0
+
+    def _policy_input(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if "mask" in self.features:
+            return np.concatenate([obs, masks.astype(np.float32)], axis=1)
+        return obs.astype(np.float32, copy=True)
+
+    def _policy_input_row(self, obs_row: np.ndarray) -> np.ndarray:
+        if "mask" in self.features:
+            return np.concatenate([obs_row, self._zero_mask])
+        return obs_row.astype(np.float32, copy=True)
+
+    def action_masks(self) -> np.ndarray:
+        """bool [B, 58]: every game's legal actions for the learner (a new array)."""
+        return self._env.masks.astype(bool)
+
+    def close(self) -> None:
+        pass
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """The seed of the next :meth:`reset` (all games; each has its own stream)."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**32))
+        self._pending_seed = int(seed)
+        return [int(seed) + i for i in range(self.num_envs)]
+
+    def get_images(self) -> list[None]:
+        return [None] * self.num_envs
+
+    def _count(self, indices) -> int:
+        return len(list(self._get_indices(indices)))
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "render_mode" or hasattr(self, attr_name)
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        """The attribute (of the whole batch) once per index."""
+        if attr_name == "render_mode":
+            return [None] * self._count(indices)
+        return [getattr(self, attr_name)] * self._count(indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        """Sets the attribute of the whole batch (all games share it)."""
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs):
+        """``"action_masks"``: a list of bool [58] masks, one per index. Any other method
+        of this object is called once and its result repeated per index."""
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            if indices is None:
+                return list(masks)
+            return [masks[i] for i in self._get_indices(indices)]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * self._count(indices)
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * self._count(indices)
+
+    # ------------------------------------------------------------------ extras
+    @property
+    def batched_env(self) -> BatchedEnv:
+        """The underlying :class:`BatchedEnv` (opponent kinds, decisions, game state)."""
+        return self._env
+
+    @property
+    def decisions(self) -> int:
+        """Decisions applied so far in all games (the learner's and the opponents')."""
+        return int(self._env.decisions.sum())
+
+
+def _win_share(charges: Sequence[int]) -> float:
+    """The learner's (index 0) share of a "win": +1 split among the lowest charges, -1
+    among the others, 0 when everyone ties (``train.league._win_share``)."""
+    low = min(charges)
+    winners = sum(1 for c in charges if c == low)
+    n = len(charges)
+    if winners == n:
+        return 0.0
+    return 1.0 / winners if charges[0] == low else -1.0 / (n - winners)
+
+
+# ---------------------------------------------------------------------- train/ppo.py
+class _LeagueVecEnv(BatchedVecEnv):
+    """A ``BatchedVecEnv`` whose opponent mix follows a ``train.league.League``: its
+    agent names and ``"self"`` (the snapshot pool, each snapshot weighted by the league's
+    priorities, played by a :class:`TorchPolicy`). Refreshed when the pool changes and
+    every ``refresh_every`` steps (priorities), and on ``env_method("league_sync", ...)``."""
+
+    def __init__(self, league, *args, refresh_every: int = 16, **kwargs):
+        self.league = league
+        self.refresh_every = int(refresh_every)
+        self._snapshot_policies: dict[str, TorchPolicy] = {}
+        self._pool_ids: tuple = ()
+        self._since = 0
+        super().__init__(*args, **kwargs)
+        self.refresh_league()
+
+    def refresh_league(self) -> None:
+        league = self.league
+        mix: dict[Any, float] = {}
+        pool = {s["id"]: s for s in league.snapshots}
+        self._snapshot_policies = {k: v for k, v in self._snapshot_policies.items()
+                                   if k in pool}
+        for name, weight in league.mix.items():
+            if name != "self":
+                mix[name] = mix.get(name, 0.0) + weight
+            elif pool:
+                for s, w in zip(league.snapshots, league.snapshot_weights()):
+                    policy = self._snapshot_policies.get(s["id"])
+                    if policy is None:
+                        policy = self._snapshot_policies[s["id"]] = TorchPolicy.from_numpy_policy(
+                            s["policy"], deterministic=league.snapshot_deterministic,
+                            seed=self._seed + int(s["step"]), name=s["id"])
+                    mix[policy] = weight * float(w)
+        self._since = 0
+        if not mix:  # only "self" and no snapshot yet: train/ppo.py takes one before
+            self._pool_ids = ("<empty>",)  # learning; until then keep the opponents
+            return
+        self.set_opponent_mix(mix)
+        self._pool_ids = tuple(pool)
+
+    def league_sync(self, payload: dict | None = None) -> None:
+        """``train``'s SubprocVecEnv hook; here the league is the trainer's own object."""
+        self.refresh_league()
+
+    def reset(self, **kwargs):
+        self.refresh_league()
+        return super().reset(**kwargs)
+
+    def step_wait(self):
+        self._since += 1
+        if (self._since >= self.refresh_every
+                or tuple(s["id"] for s in self.league.snapshots) != self._pool_ids):
+            self.refresh_league()
+        return super().step_wait()
+
+
+def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
+    """``train/ppo.py``'s VecEnv factory (``vec_env="pis_env.batched.vec_env:
+    make_league_vec_env"``): ``cfg["n_envs"]`` batched games with the config's rules,
+    policy features, learner seat, ``skip_forced`` and ``win_bonus``, opponents drawn
+    per seat and match from the league (``random``/``greedy`` in the kernel, snapshots
+    as one torch pass, other bots row by row), ``info["league"]`` at match ends."""
+    seat = cfg["league"].get("learner_seat")
+    return _LeagueVecEnv(
+        league, int(cfg["n_envs"]), dict(cfg["rules"]),
+        features=tuple(cfg["policy"]["features"]),
+        learner_seat="random" if seat is None else int(seat),
+        skip_forced=bool(cfg.get("skip_forced", False)),
+        win_bonus=float(cfg.get("win_bonus", 0.0)),
+        seed=int(seed),
+    )
+
+
+__all__ = ["AgentPolicy", "BatchedVecEnv", "TorchPolicy", "make_league_vec_env"]
