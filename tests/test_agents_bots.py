@@ -291,7 +291,7 @@ REBUILD_VARIANTS = [
     {},
     {"opening": "first_round"},
     {"seven_penalty": "double", "after_penalty": "continue", "draw_rule": "one"},
-    {"empty_stock": "reshuffle"},
+    {"empty_stock": "reshuffle", "max_turns": 120},
 ]
 
 
@@ -309,7 +309,7 @@ def test_rebuilt_state_agrees_with_everything_the_observer_sees(num_players, opt
     encoder = ObservationEncoder(num_players)
     table = Table(num_players, rules)
     checked = 0
-    for d in range(40):
+    for d in range(25):
         game = GameState(rules, seed=d)
         while not game.deal_over:
             observer = game.current
@@ -353,7 +353,7 @@ def test_rebuilt_state_agrees_with_everything_the_observer_sees(num_players, opt
                 checked += 1
             game.apply(state_action(game, table) if d % 2 else
                        int(rng.choice(game.legal_actions())))
-    assert checked > 500
+    assert checked > 300
 
 
 def test_rebuilt_hidden_cards_are_resampled_and_use_draw_hints():
