@@ -70,29 +70,32 @@ def _kernels_tag() -> int:
     return int(hashlib.sha256(data).hexdigest()[:15], 16)
 
 
+# Module globals (numba freezes them); only the tag is a closure variable, so that the
+# cache key (which hashes closure contents) is the same in every process.
+CUR, OVER, MOVER, REASON, NSTACK, DEALER, LEGAL, TOTAL = (
+    K.CUR, K.OVER, K.MOVER, K.REASON, K.NSTACK, K.DEALER, K.LEGAL, K.TOTAL)
+L_SEAT, L_REDRAW, L_FRESH, EXTERNAL, C_N = K.L_SEAT, K.L_REDRAW, K.L_FRESH, K.EXTERNAL, K.C_N
+apply_action, new_match, start_deal = K.apply_action, K.new_match, K.start_deal
+write_obs, write_mask, rand_below = K.write_obs, K.write_mask, K.rand_below
+rand_u64, policy_action, lowbit_index = K.rand_u64, K.policy_action, K.lowbit_index
+
+
+@njit(cache=True, inline="always")
+def draw_row(kinds, b, n, cum, table, per_game, rng):
+    """Opponent kinds of game ``b`` for a new match, from the mix (all seats drawn; the
+    learner's entry is never read)."""
+    k = table[0]
+    for seat in range(n):
+        if seat == 0 or not per_game:
+            u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+            j = 0
+            while j < cum.shape[0] - 1 and u >= cum[j]:
+                j += 1
+            k = table[j]
+        kinds[b, seat] = k
+
+
 def _make_kernels(tag: int):
-    CUR, OVER, MOVER, REASON, NSTACK, DEALER, LEGAL, TOTAL = (
-        K.CUR, K.OVER, K.MOVER, K.REASON, K.NSTACK, K.DEALER, K.LEGAL, K.TOTAL)
-    L_SEAT, L_REDRAW, L_FRESH, EXTERNAL, C_N = (
-        K.L_SEAT, K.L_REDRAW, K.L_FRESH, K.EXTERNAL, K.C_N)
-    apply_action, new_match, start_deal = K.apply_action, K.new_match, K.start_deal
-    write_obs, write_mask, rand_below = K.write_obs, K.write_mask, K.rand_below
-    rand_u64, policy_action, lowbit_index = K.rand_u64, K.policy_action, K.lowbit_index
-
-    @njit(cache=True, inline="always")
-    def draw_row(kinds, b, n, cum, table, per_game, rng):
-        """Opponent kinds of game ``b`` for a new match, from the mix (all seats drawn;
-        the learner's entry is never read)."""
-        k = table[0]
-        for seat in range(n):
-            if seat == 0 or not per_game:
-                u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-                j = 0
-                while j < cum.shape[0] - 1 and u >= cum[j]:
-                    j += 1
-                k = table[j]
-            kinds[b, seat] = k
-
     @njit(cache=True)
     def draw_kinds(kinds, n, cum, table, per_game, rng):
         if tag < 0:
