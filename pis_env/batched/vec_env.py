@@ -495,7 +495,14 @@ class BatchedVecEnv(VecEnv):
                 return opponent
             bot = self._bots.get(opponent)
             if bot is None:
-                bot = self._bots[opponent] = AgentPolicy(self._make_bot(opponent), opponent)
+                if opponent.startswith("ppo:") and self._bot_factory is None:
+                    # a policy file: batched (one forward pass), argmax as PPOAgent plays
+                    bot = TorchPolicy.from_file(opponent[4:], self.num_players,
+                                                self.rules.num_deals, deterministic=True,
+                                                name=opponent)
+                else:
+                    bot = AgentPolicy(self._make_bot(opponent), opponent)
+                self._bots[opponent] = bot
             return bot
         if not callable(opponent):
             raise ValueError(f"an opponent is 'random', 'greedy', an agent name or a "
