@@ -31,6 +31,7 @@ TINY = [
     "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256", "ppo.n_epochs=1",
     "policy.net_arch=[32,32]", "eval.deals=0", "log.tensorboard=false", "log.progress=false",
     "league.opponents={random: 1}", "checkpoint.every=1024", "league.snapshot_every=512",
+    "pretrain.teacher=null", "max_minutes=null",
 ]
 
 
@@ -378,3 +379,74 @@ def test_entry_points_run_from_any_directory(tmp_path, argv):
                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode == 2
     assert "ppo.learning_rate" in bad.stderr
+
+
+# ---------------------------------------------------------------------- warm start, reward
+def test_pretrain_then_ppo(tmp_path):
+    cfg = tiny_config(tmp_path, "total_timesteps=512", "pretrain.teacher=greedy",
+                      "pretrain.decisions=3000", "pretrain.epochs=2", "win_bonus=0.5")
+    s = run(cfg, verbose=False)
+    assert s["status"] == "finished"
+    state = json.loads((latest_checkpoint(Path(s["run_dir"])) / "state.json").read_text())
+    assert state["pretrain"]["accuracy"] > 0.3
+
+
+def test_win_share():
+    from train.league import _win_share
+
+    assert _win_share([0, 30]) == 1.0
+    assert _win_share([30, 0]) == -1.0
+    assert _win_share([0, 0]) == 0.0
+    assert _win_share([0, 5, 0, 9]) == 0.5
+    assert _win_share([5, 0, 9, 7]) == -1.0 / 3
+
+
+def test_league_sampling_and_priorities():
+    from agents.ppo import NumpyPolicy
+    from train.league import League
+
+    league = League({"random": 1.0, "self": 1.0}, pool_size=2)
+    rng = np.random.default_rng(0)
+    assert set(league.sample_keys(rng, 50)) == {"random"}  # empty pool: bots only
+    dummy = NumpyPolicy.__new__(NumpyPolicy)
+    for step in (0, 10, 20):
+        league.add_snapshot(step, dummy)
+    assert [s["id"] for s in league.snapshots] == ["snap@10", "snap@20"]
+    for _ in range(50):  # the learner beats snap@10, loses to snap@20
+        league.record({"opponents": ["snap@10"], "charges": [0, 20], "win": True})
+        league.record({"opponents": ["snap@20"], "charges": [20, 0], "win": False})
+    w = league.snapshot_weights()
+    assert w[1] > 10 * w[0]
+    keys = league.sample_keys(rng, 400)
+    assert keys.count("snap@20") > keys.count("snap@10") and "random" in keys
+
+
+def test_privileged_critic_policy(tmp_path):
+    """The critic sees the hidden cards; the saved actor still plays from the observation."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    cfg = tiny_config(tmp_path, "total_timesteps=1024", "policy.privileged_critic=true",
+                      "pretrain.teacher=greedy", "pretrain.decisions=1000",
+                      "pretrain.epochs=1")
+    first = run(cfg, callbacks=[StopAt(600)], verbose=False)
+    assert first["status"] == "interrupted"
+    s = run(resume=first["run_dir"], verbose=False)
+    assert s["num_timesteps"] == 1024
+    model = MaskablePPO.load(s["policy"], device="cpu")
+    assert model.observation_space.shape[0] > model.policy.actor_dim
+    bot = agents.make("ppo", path=s["policy"])
+    env = raw_env()
+    env.reset(seed=3)
+    while not env.game.deal_over:
+        obs = env.observe(env.agent_selection)
+        x = np.concatenate([obs["observation"], obs["action_mask"].astype(np.float32)])
+        padded = np.zeros(model.observation_space.shape[0], np.float32)
+        padded[:x.size] = x  # the hidden part does not matter to the actor
+        with torch.no_grad():
+            dist = model.policy.get_distribution(torch.as_tensor(padded[None]),
+                                                 action_masks=obs["action_mask"][None])
+        action = bot.act(obs)
+        assert action == int(dist.distribution.probs.argmax())
+        env.step(action)
+    assert play_deals(s["policy_pt"], 2) > 0

@@ -5,7 +5,8 @@ A config is a nested dict. ``DEFAULTS`` is the complete default (the 2-player ru
 loads another file), and command-line overrides are ``section.key=value`` (values are YAML:
 ``ppo.learning_rate=1e-4``, ``policy.net_arch=[512,512]``,
 ``league.opponents={heuristic: 0.5, self: 0.5}``). A key that is unique among the leaves may
-be given without its section (``learning_rate=1e-4``). An unknown key is a ``ConfigError``
+be given without its section (``learning_rate=1e-4``; a name shared with ``ppo`` means
+PPO's: ``batch_size`` is ``ppo.batch_size``). An unknown key is a ``ConfigError``
 naming the nearest valid ones; a value of the wrong type or out of range names the key and
 what it accepts.
 
@@ -37,20 +38,25 @@ DEFAULTS: dict[str, Any] = {
     "name": "ppo_2p",            # run name: the run directory is runs/<name>-<timestamp>
     "run_dir": None,             # explicit run directory (overrides name)
     "seed": 0,
-    "total_timesteps": 1_500_000,
-    "max_minutes": None,         # stop training after this much training time (cumulative)
+    "total_timesteps": 2_000_000,
+    "max_minutes": 7.0,          # stop training after this much training time (cumulative,
+                                 # pretraining included; null: no limit)
     "num_players": 2,            # null: take num_players from the rules
     "rules_file": None,          # a rules YAML (configs/rules/*.yaml)
     "rules": {},                 # rules options on top of rules_file (pis_env keywords)
-    "n_envs": 16,
-    "vec_env": "dummy",          # dummy | subproc
+    "win_bonus": 0.0,            # added to the learner's reward: +bonus for a win, -bonus
+                                 # for a loss (shared as in reward="win"), on top of the
+                                 # rules' reward
+    "skip_forced": True,         # the env plays the learner's forced moves (1 legal action)
+    "n_envs": 32,
+    "vec_env": "dummy",          # dummy | subproc | "module:function" (a VecEnv factory)
     "torch_threads": 1,          # torch.set_num_threads (0: torch default); 1 suits 2 busy cores
     "ppo": {
         "learning_rate": 3.0e-4,
         "lr_schedule": "constant",  # constant | linear (to lr_final_fraction at the end)
         "lr_final_fraction": 0.1,
-        "n_steps": 256,          # per env per rollout
-        "batch_size": 1024,
+        "n_steps": 128,          # per env per rollout
+        "batch_size": 2048,
         "n_epochs": 4,
         "gamma": 1.0,
         "gae_lambda": 0.95,
@@ -67,11 +73,12 @@ DEFAULTS: dict[str, Any] = {
         "ortho_init": True,
         "features": ["obs", "mask"],  # network input: the observation, then the legal mask
         "normalize_obs": False,  # running mean/std normalisation of the input
+        "privileged_critic": False,  # the value net also sees the hidden cards (train/policy.py)
     },
     "league": {
         # The mix each opponent seat is drawn from: agent names of agents.make, and "self"
         # for the pool of frozen snapshots of the learner.
-        "opponents": {"greedy": 0.5, "heuristic": 0.5},
+        "opponents": {"greedy": 0.3, "heuristic": 0.5, "self": 0.2},
         "learner_seat": None,     # null: a random seat every episode
         "snapshot_every": 100_000,
         "pool_size": 10,
@@ -79,6 +86,15 @@ DEFAULTS: dict[str, Any] = {
         "priority_power": 2.0,    # weight (1 - score)^p (AlphaStar's PFSP "hard")
         "snapshot_deterministic": False,
         "window": 500,            # results kept per opponent for stats and priorities
+    },
+    "pretrain": {
+        # Behaviour cloning of a bot before PPO (null: start from a random policy).
+        "teacher": "heuristic",
+        "decisions": 100_000,    # teacher decisions at the learner's seat
+        "epochs": 3,
+        "batch_size": 1024,
+        "learning_rate": 1.0e-3,
+        "value_coef": 1.0,       # weight of the value head's return regression
     },
     "checkpoint": {
         "every": 250_000,
@@ -108,6 +124,7 @@ NULLABLE: dict[str, tuple[type, ...]] = {
     "ppo.target_kl": (float, int),
     "league.learner_seat": (int,),
     "eval.workers": (int,),
+    "pretrain.teacher": (str,),
 }
 #: Mappings whose keys are free (validated elsewhere): rules options, agent names.
 OPEN_MAPS = ("rules", "league.opponents")
@@ -137,7 +154,13 @@ def _short_names() -> dict[str, str]:
     counts: dict[str, list[str]] = {}
     for path in LEAF_KEYS:
         counts.setdefault(path.rsplit(".", 1)[-1], []).append(path)
-    return {short: paths[0] for short, paths in counts.items() if len(paths) == 1}
+    out = {}
+    for short, paths in counts.items():
+        if len(paths) == 1:
+            out[short] = paths[0]
+        elif f"ppo.{short}" in paths:  # ambiguous names mean PPO's hyperparameter
+            out[short] = f"ppo.{short}"
+    return out
 
 
 SHORT_NAMES = _short_names()
@@ -348,11 +371,17 @@ def _check(cfg: dict) -> None:
         if not _type_ok(value, types):
             names = " or ".join(t.__name__ for t in types)
             raise ConfigError(f"{path}={value!r}: expected {names}")
+        if path == "vec_env" and ":" in str(value):
+            continue
         if path in CHOICES and value not in CHOICES[path]:
-            raise ConfigError(f"{path}={value!r}: allowed values are {', '.join(CHOICES[path])}")
+            extra = " or module:function" if path == "vec_env" else ""
+            raise ConfigError(
+                f"{path}={value!r}: allowed values are {', '.join(CHOICES[path])}{extra}"
+            )
     positive = ["total_timesteps", "n_envs", "ppo.n_steps", "ppo.batch_size", "ppo.n_epochs",
                 "ppo.learning_rate", "league.snapshot_every", "league.pool_size",
-                "checkpoint.every", "log.win_window", "league.window"]
+                "checkpoint.every", "log.win_window", "league.window", "pretrain.decisions",
+                "pretrain.epochs", "pretrain.batch_size", "pretrain.learning_rate"]
     for path in positive:
         if _get(cfg, path) <= 0:
             raise ConfigError(f"{path}={_get(cfg, path)!r}: must be > 0")
@@ -362,7 +391,7 @@ def _check(cfg: dict) -> None:
     for path in ["ppo.clip_range", "ppo.max_grad_norm"]:
         if _get(cfg, path) <= 0:
             raise ConfigError(f"{path}={_get(cfg, path)!r}: must be > 0")
-    for path in ["ppo.ent_coef", "ppo.vf_coef", "eval.deals", "checkpoint.keep",
+    for path in ["win_bonus", "ppo.ent_coef", "ppo.vf_coef", "eval.deals", "checkpoint.keep",
                  "torch_threads", "league.priority_power"]:
         if _get(cfg, path) < 0:
             raise ConfigError(f"{path}={_get(cfg, path)!r}: must be >= 0")
@@ -399,6 +428,11 @@ def _check_agents(cfg: dict) -> None:
             raise ConfigError(f"league.opponents.{name}={weight!r}: a weight >= 0")
     if sum(mix.values()) <= 0:
         raise ConfigError("league.opponents: the weights sum to 0")
+    teacher = cfg["pretrain"]["teacher"]
+    if teacher is not None and (teacher not in REGISTRY or teacher in ("human", "ppo")):
+        close = difflib.get_close_matches(str(teacher), list(REGISTRY), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"pretrain.teacher: unknown or unusable agent {teacher!r}{hint}")
     evals = cfg["eval"]["opponents"]
     if not isinstance(evals, list):
         raise ConfigError(f"eval.opponents={evals!r}: a list of agent names")

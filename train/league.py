@@ -27,6 +27,43 @@ from pis_env.wrappers import SingleAgentEnv
 
 SELF = "self"
 
+#: Stock cards shown to the critic in draw order (one-hot each).
+STOCK_LOOKAHEAD = 4
+
+
+def privileged_size(num_players: int) -> int:
+    """Hands of the n-1 opponents, the stock as a set, the next stock cards."""
+    return 52 * (num_players - 1) + 52 + 52 * STOCK_LOOKAHEAD
+
+
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                      bitorder="little").astype(np.float32)
+
+
+def _bits52(mask: int) -> np.ndarray:
+    return _BITS[np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8)].ravel()[:52]
+
+
+def privileged_features(game, seat: int) -> np.ndarray:
+    """The hidden information of ``game`` seen from ``seat`` (opponents clockwise)."""
+    n = game.num_players
+    out = np.zeros(privileged_size(n), np.float32)
+    for k in range(1, n):
+        out[52 * (k - 1):52 * k] = _bits52(game.hands[(seat + k) % n])
+    base = 52 * (n - 1)
+    stock = game.stock
+    mask = 0
+    for c in stock:
+        mask |= 1 << c
+    out[base:base + 52] = _bits52(mask)
+    base += 52
+    for j in range(min(STOCK_LOOKAHEAD, len(stock))):
+        out[base + 52 * j + stock[-1 - j]] = 1.0  # stock[-1] is drawn next
+    return out
+
+
+
+
 
 class SnapshotAgent:
     """A frozen policy at one seat: a numpy forward pass through the mask."""
@@ -199,11 +236,46 @@ def _state_of(policy: NumpyPolicy) -> dict[str, np.ndarray]:
     return out
 
 
+def _win_share(charges: list[int]) -> float:
+    """The learner's (index 0) share of a "win" reward: +1 split among the lowest
+    charges, -1 among the others, 0 when everyone ties."""
+    low = min(charges)
+    winners = sum(1 for c in charges if c == low)
+    n = len(charges)
+    if winners == n:
+        return 0.0
+    return 1.0 / winners if charges[0] == low else -1.0 / (n - winners)
+
+
+def make_bot(name: str, rules: dict, seed: int):
+    """``agents.make(name)`` for this table; bots that take ``rules=`` get the variant."""
+    import inspect
+
+    import agents
+
+    kwargs = {"num_players": int(rules["num_players"]),
+              "num_deals": int(rules.get("num_deals", 1)), "seed": seed}
+    base = name.split(":", 1)[0] if name.startswith("ppo:") else name
+    cls_path = agents.REGISTRY.get(base)
+    if cls_path is not None:
+        import importlib
+
+        module_name, class_name = cls_path.split(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        if "rules" in inspect.signature(cls).parameters:
+            kwargs["rules"] = {k: v for k, v in rules.items() if k != "illegal_action"}
+    return agents.make(name, **kwargs)
+
+
 class LeagueEnv(gym.Env):
     """The learner's env: ``SingleAgentEnv`` with league-sampled opponents and seat.
 
     The observation is the policy input (the env's observation, then the legal mask when
-    ``features`` includes ``"mask"``); ``action_masks()`` is for MaskablePPO. At the end
+    ``features`` includes ``"mask"``); ``action_masks()`` is for MaskablePPO. With
+    ``skip_forced`` the learner's moves that have no alternative (one legal action) are
+    played by the env, so every step the learner sees is a real decision. With
+    ``privileged`` the hidden cards (``privileged_features``) follow, for the critic of
+    ``train.policy.PrivilegedCriticPolicy`` only. At the end
     of an episode ``info["league"]`` holds the opponent keys, the charges (learner first,
     then the opponents as seated clockwise from its left) and whether it won, and
     ``info["episode"]`` the usual return/length/time (as SB3's Monitor writes it)."""
@@ -211,8 +283,12 @@ class LeagueEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, league: League, rules: dict, features=("obs", "mask"),
-                 learner_seat: int | None = None, seed: int = 0):
+                 learner_seat: int | None = None, seed: int = 0, win_bonus: float = 0.0,
+                 skip_forced: bool = False, privileged: bool = False):
         self.league = league
+        self.skip_forced = skip_forced
+        self.privileged = privileged
+        self.win_bonus = float(win_bonus)
         self.rules = dict(rules)
         self.features = tuple(features)
         self.num_players = int(rules["num_players"])
@@ -225,6 +301,9 @@ class LeagueEnv(gym.Env):
         size = self.inner.observation_space.shape[0]
         if "mask" in self.features:
             size += NUM_ACTIONS
+        self.actor_dim = size
+        if privileged:
+            size += privileged_size(self.num_players)
         self.observation_space = gym.spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
         self.action_space = self.inner.action_space
         self._ep_return = 0.0
@@ -235,11 +314,9 @@ class LeagueEnv(gym.Env):
     def _bot(self, name: str, seat: int):
         bot = self._bots.get((name, seat))
         if bot is None:
-            import agents
 
             bot_seed = int(self._agent_rng.integers(2**31))
-            bot = agents.make(name, num_players=self.num_players,
-                              num_deals=int(self.rules.get("num_deals", 1)), seed=bot_seed)
+            bot = make_bot(name, self.rules, bot_seed)
             self._bots[(name, seat)] = bot
         return bot
 
@@ -257,29 +334,57 @@ class LeagueEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
     def _obs(self, obs: np.ndarray) -> np.ndarray:
+        parts = [obs]
         if "mask" in self.features:
-            return np.concatenate([obs, self.inner._mask.astype(np.float32)])
-        return obs
+            parts.append(self.inner._mask.astype(np.float32))
+        if self.privileged:
+            parts.append(privileged_features(self.inner.aec.game, self.inner._seat))
+        return np.concatenate(parts) if len(parts) > 1 else obs
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
             self._agent_rng = np.random.default_rng([seed, 1])
         obs, info = self.inner.reset(seed=seed, options=options)
+        if self.skip_forced:
+            while True:
+                obs, _, terminated, truncated, info = self._skip(obs, 0.0, False, False, info)
+                if not (terminated or truncated):
+                    break
+                obs, info = self.inner.reset()  # no decision at all: deal again
         self._ep_return = 0.0
         self._ep_len = 0
         self._t0 = time.time()
         return self._obs(obs), info
 
+    def _skip(self, obs, reward, terminated, truncated, info):
+        """Plays the learner's forced moves (a single legal action) itself."""
+        inner = self.inner
+        while not (terminated or truncated):
+            legal = np.flatnonzero(inner._mask)
+            if legal.size != 1:
+                break
+            obs, r, terminated, truncated, info = inner.step(int(legal[0]))
+            reward += r
+        return obs, reward, terminated, truncated, info
+
     def step(self, action):
         obs, reward, terminated, truncated, info = self.inner.step(action)
+        if self.skip_forced:
+            obs, reward, terminated, truncated, info = self._skip(obs, reward, terminated,
+                                                                  truncated, info)
         self._ep_return += reward
         self._ep_len += 1
         if terminated or truncated:
             info["episode"] = {"r": self._ep_return, "l": self._ep_len,
                                "t": round(time.time() - self._t0, 6)}
             if terminated:
-                info["league"] = self._result()
+                result = info["league"] = self._result()
+                if self.win_bonus:
+                    bonus = self.win_bonus * _win_share(result["charges"])
+                    reward += bonus
+                    self._ep_return += bonus
+                    info["episode"]["r"] = self._ep_return
         return self._obs(obs), reward, terminated, truncated, info
 
     def _result(self) -> dict:

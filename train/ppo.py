@@ -55,8 +55,23 @@ def _lr_schedule(ppo: dict):
 
 
 def make_vec_env(cfg: dict, league, seed: int):
-    """``n_envs`` LeagueEnvs in a DummyVecEnv (or SubprocVecEnv)."""
+    """``n_envs`` LeagueEnvs in a DummyVecEnv (or SubprocVecEnv).
+
+    ``vec_env="module:function"`` calls ``function(cfg, league, seed)`` instead: a
+    factory of another VecEnv (e.g. a batched engine). It must answer
+    ``env_method("action_masks")``, put the policy input (see ``policy.features``) in its
+    observations and ``info["league"]`` (as ``LeagueEnv`` does) at episode ends."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if ":" in cfg["vec_env"]:
+        import importlib
+
+        module_name, _, func_name = cfg["vec_env"].partition(":")
+        try:
+            factory_fn = getattr(importlib.import_module(module_name), func_name)
+        except (ImportError, AttributeError) as e:
+            raise ConfigError(f"vec_env={cfg['vec_env']!r}: cannot load it ({e})") from e
+        return factory_fn(cfg, league, seed)
 
     from train.league import LeagueEnv
 
@@ -67,7 +82,9 @@ def make_vec_env(cfg: dict, league, seed: int):
     def factory(i: int):
         def make():
             return LeagueEnv(league, rules, features=features, learner_seat=seat,
-                             seed=seed * 1000 + i)
+                             seed=seed * 1000 + i, win_bonus=cfg["win_bonus"],
+                             skip_forced=cfg["skip_forced"],
+                             privileged=cfg["policy"]["privileged_critic"])
         return make
 
     fns = [factory(i) for i in range(cfg["n_envs"])]
@@ -76,13 +93,27 @@ def make_vec_env(cfg: dict, league, seed: int):
     return DummyVecEnv(fns)
 
 
-def _obs_norm_of(vec_env) -> dict | None:
+def actor_dim(cfg: dict) -> int:
+    """The size of the policy's input (the observation, then the mask)."""
+    from agents.ppo import input_size_of
+    from pis_env.observation import Layout
+
+    rules = cfg["rules"]
+    return input_size_of(Layout.of(rules["num_players"], rules["num_deals"]).size,
+                         cfg["policy"]["features"])
+
+
+def _obs_norm_of(vec_env, size: int) -> dict | None:
+    """The running normalisation of the policy's inputs (the first ``size`` entries)."""
     from stable_baselines3.common.vec_env import VecNormalize
 
     if not isinstance(vec_env, VecNormalize):
         return None
     rms = vec_env.obs_rms
-    return {"mean": rms.mean.astype(float).tolist(), "var": rms.var.astype(float).tolist(),
+    return {"mean": rms.mean[:size].astype(float).tolist(),
+            "var": rms.var[:size].astype(float).tolist(),
+            "full_mean": rms.mean.astype(float).tolist(),
+            "full_var": rms.var.astype(float).tolist(),
             "count": float(rms.count), "clip": float(vec_env.clip_obs),
             "epsilon": float(vec_env.epsilon)}
 
@@ -92,8 +123,8 @@ def _set_obs_norm(vec_env, norm: dict | None) -> None:
 
     if norm is None or not hasattr(vec_env, "obs_rms"):
         return
-    vec_env.obs_rms.mean = np.asarray(norm["mean"], dtype=np.float64)
-    vec_env.obs_rms.var = np.asarray(norm["var"], dtype=np.float64)
+    vec_env.obs_rms.mean = np.asarray(norm.get("full_mean", norm["mean"]), dtype=np.float64)
+    vec_env.obs_rms.var = np.asarray(norm.get("full_var", norm["var"]), dtype=np.float64)
     vec_env.obs_rms.count = float(norm["count"])
 
 
@@ -193,9 +224,17 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     ppo = cfg["ppo"]
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg["policy"]["activation"]]
     tb_dir = str(run_dir / "tb") if cfg["log"]["tensorboard"] else None
+    policy_class: object = "MlpPolicy"
+    policy_kwargs = {"net_arch": list(cfg["policy"]["net_arch"]), "activation_fn": activation,
+                     "ortho_init": cfg["policy"]["ortho_init"]}
+    if cfg["policy"]["privileged_critic"]:
+        from train.policy import PrivilegedCriticPolicy
+
+        policy_class = PrivilegedCriticPolicy
+        policy_kwargs["actor_dim"] = actor_dim(cfg)
     if resume is None:
         model = MaskablePPO(
-            "MlpPolicy",
+            policy_class,
             vec_env,
             learning_rate=_lr_schedule(ppo),
             n_steps=ppo["n_steps"],
@@ -209,9 +248,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
             max_grad_norm=ppo["max_grad_norm"],
             target_kl=ppo["target_kl"],
             normalize_advantage=ppo["normalize_advantage"],
-            policy_kwargs={"net_arch": list(cfg["policy"]["net_arch"]),
-                           "activation_fn": activation,
-                           "ortho_init": cfg["policy"]["ortho_init"]},
+            policy_kwargs=policy_kwargs,
             tensorboard_log=tb_dir,
             seed=seed,
             device="cpu",
@@ -232,7 +269,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     t_start = time.time()
 
     def obs_norm():
-        return _obs_norm_of(vec_env)
+        return _obs_norm_of(vec_env, actor_dim(cfg))
 
     def take_snapshot(step: int) -> None:
         if not league.uses_pool:
@@ -245,13 +282,21 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         train_seconds = elapsed_before + time.time() - t_start
         return ckpt.save_checkpoint(
             run_dir, model, league, cfg,
-            {"train_seconds": train_seconds, "seed": seed, "total_timesteps": total},
+            {"train_seconds": train_seconds, "seed": seed, "total_timesteps": total,
+             "pretrain": state.get("pretrain")},
             obs_norm=obs_norm(), keep=cfg["checkpoint"]["keep"],
         )
 
     def sync_league(pool_changed: bool) -> None:
         if cfg["vec_env"] == "subproc":
             vec_env.env_method("league_sync", league.sync_payload(pool_changed))
+
+    if resume is None and cfg["pretrain"]["teacher"]:
+        from train.pretrain import pretrain
+
+        say(f"pretraining: imitating {cfg['pretrain']['teacher']} for "
+            f"{cfg['pretrain']['decisions']:,} decisions")
+        state["pretrain"] = pretrain(model, cfg, league, log=say)
 
     if league.uses_pool and not league.snapshots:
         take_snapshot(model.num_timesteps)
