@@ -341,8 +341,10 @@ def test_torch_snapshot_opponent_plays_legally_and_matches_sb3():
     np.testing.assert_array_equal(greedy(raw, masks.astype(np.int8)), before)
 
 
-def test_torch_policy_from_numpy_policy_agrees_with_it():
-    from agents.ppo import NumpyPolicy, make_metadata
+def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
+    import json
+
+    from agents.ppo import FORMAT_VERSION, POLICY_FORMAT, NumpyPolicy, make_metadata
 
     env = BatchedVecEnv(64, num_players=2, features=("obs", "mask"), seed=9)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=128, n_epochs=1, seed=0,
@@ -357,6 +359,19 @@ def test_torch_policy_from_numpy_policy_agrees_with_it():
     masks = env.batched_env.masks
     expected = [numpy_policy.act(o, m) for o, m in zip(obs, masks)]
     np.testing.assert_array_equal(snap(obs, masks), expected)
+    # a weights-only export as an opponent "ppo:PATH": batched, deterministic
+    path = tmp_path / "policy.pt"
+    torch.save({"format": POLICY_FORMAT, "format_version": FORMAT_VERSION,
+                "meta": json.dumps(meta), "state_dict": model.policy.state_dict()}, path)
+    played = BatchedVecEnv(64, num_players=2, opponent=f"ppo:{path}", seed=9)
+    assert isinstance(played.batched_env.policies[0], TorchPolicy)
+    played.reset()
+    ended = []
+    for t in range(60):
+        _, _, dones, infos = played.step(pick(played.action_masks(), t))
+        ended += [infos[b] for b in np.flatnonzero(dones)]
+    assert ended and not [i for i in ended if i["end_reason"] == "illegal"]
+    assert {o for i in ended for o in i["league"]["opponents"]} == {f"ppo:{path}"}
 
 
 def test_agent_names_play_through_agent_policy():

@@ -280,7 +280,11 @@ class TorchPolicy:
     Build it with :meth:`from_sb3` (a snapshot of a live ``MaskablePPO`` or its policy),
     :meth:`from_state_dict` (SB3 ``MlpPolicy`` keys ``mlp_extractor.policy_net.*`` and
     ``action_net.*``), :meth:`from_numpy_policy` (``agents.ppo.NumpyPolicy``, e.g. the
-    league's snapshots) or :meth:`from_file` (``policy.zip`` / ``policy.pt``)."""
+    league's snapshots) or :meth:`from_file` (``policy.zip`` / ``policy.pt``).
+
+    Its forward passes are small: on a busy machine run them with
+    ``torch.set_num_threads(1)`` (``train``'s ``torch_threads: 1`` during rollouts); with
+    more threads than free cores torch's thread pool can make them 10-100x slower."""
 
     def __init__(self, net, *, features: Sequence[str] | None = None,
                  obs_norm: Mapping | None = None, deterministic: bool = False,
@@ -419,10 +423,12 @@ class BatchedVecEnv(VecEnv):
     win_bonus=0.0, seed=None, bot_factory=None, **rules_options)``
 
     * ``rules``: a ``Rules``, a dict of options, or ``None`` (options as keywords).
-    * ``opponent``: ``"random"``, ``"greedy"``, another agent name (through ``agents.make``
-      and :class:`AgentPolicy`), a batched callable, or a list of those, one per seat.
-    * ``opponent_mix``: ``{opponent: weight}`` (keys as ``opponent``); every match draws
-      each opponent seat from it (``mix_per="game"``: one draw per match for all seats).
+    * ``opponent``: ``"random"``, ``"greedy"``, ``"ppo:PATH"`` (a :class:`TorchPolicy`),
+      another agent name (``agents.make`` and :class:`AgentPolicy`), a batched callable,
+      or a list of those, one per seat.
+    * ``opponent_mix``: ``{opponent: weight}`` (keys as ``opponent``; it replaces
+      ``opponent`` from the first reset on): every match draws each opponent seat from it
+      (``mix_per="game"``: one draw per match for all its seats).
       :meth:`set_opponent_mix` changes it between steps. Reported names: the string, or
       a callable's ``name``.
     * ``learner_seat``: a seat, or ``None`` / ``"random"`` (drawn for every match).
