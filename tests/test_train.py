@@ -450,3 +450,20 @@ def test_privileged_critic_policy(tmp_path):
         assert action == int(dist.distribution.probs.argmax())
         env.step(action)
     assert play_deals(s["policy_pt"], 2) > 0
+
+
+@pytest.mark.parametrize("skip_forced", [False, True])
+def test_league_env_never_hands_over_a_finished_deal(skip_forced):
+    """At 7 players the opener can draw the stock dry before the learner moves."""
+    from train.league import League, LeagueEnv
+
+    env = LeagueEnv(League({"random": 1.0}), {"num_players": 7}, seed=0,
+                    skip_forced=skip_forced)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    for _ in range(3000):
+        mask = env.action_masks()
+        assert mask.any()
+        _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            env.reset()

@@ -346,16 +346,25 @@ class LeagueEnv(gym.Env):
         if seed is not None:
             self._agent_rng = np.random.default_rng([seed, 1])
         obs, info = self.inner.reset(seed=seed, options=options)
-        if self.skip_forced:
-            while True:
+        while True:
+            # A deal can end before the learner's first decision (the opener drawing the
+            # stock dry at a big table, or only forced moves): it teaches nothing, so the
+            # learner gets the next deal.
+            over = self._over()
+            if self.skip_forced and not over:
                 obs, _, terminated, truncated, info = self._skip(obs, 0.0, False, False, info)
-                if not (terminated or truncated):
-                    break
-                obs, info = self.inner.reset()  # no decision at all: deal again
+                over = terminated or truncated
+            if not over:
+                break
+            obs, info = self.inner.reset()
         self._ep_return = 0.0
         self._ep_len = 0
         self._t0 = time.time()
         return self._obs(obs), info
+
+    def _over(self) -> bool:
+        aec, learner = self.inner.aec, self.inner.learner
+        return bool(aec.terminations[learner] or aec.truncations[learner])
 
     def _skip(self, obs, reward, terminated, truncated, info):
         """Plays the learner's forced moves (a single legal action) itself."""
