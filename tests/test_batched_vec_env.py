@@ -112,10 +112,12 @@ def test_vec_normalize_forwards_the_masks():
 
 # ---------------------------------------------------------------------- reference env
 def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
-                               skip_forced=False, mix=None, **options) -> int:
+                               skip_forced=False, mix=None, privileged=False,
+                               **options) -> int:
     """First episode of every game against ``SingleAgentEnv`` on the same stacked deals,
     with the same (deterministic) opponents and learner actions: observations, masks,
-    rewards, dones, terminal observations and end-of-episode infos agree."""
+    rewards, dones, terminal observations and end-of-episode infos agree (with
+    ``privileged``, also the hidden-card features of ``train.league``)."""
     n = options.get("num_players", 2)
     deals = options.get("num_deals", 1)
     rng = np.random.default_rng(seed)
@@ -124,13 +126,19 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
     dealers = rng.integers(n, size=num_envs)
     seat = 1
     env = BatchedVecEnv(num_envs, opponent="greedy", opponent_mix=mix, learner_seat=seat,
-                        features=features, skip_forced=skip_forced, seed=seed, **options)
+                        features=features, skip_forced=skip_forced, privileged=privileged,
+                        seed=seed, **options)
     obs = env.reset(decks=decks, dealers=dealers)
     with_mask = "mask" in features
     kinds = env.batched_env.opponent_kinds.copy()
+    if privileged:
+        from train.league import privileged_features
 
-    def view(o, m):
-        return np.concatenate([o, np.asarray(m, np.float32)]) if with_mask else o
+    def view(o, m, ref):
+        parts = [o] + ([np.asarray(m, np.float32)] if with_mask else [])
+        if privileged:
+            parts.append(privileged_features(ref.aec.game, seat))
+        return np.concatenate(parts)
 
     refs, active = [], np.ones(num_envs, dtype=bool)
     for b in range(num_envs):
@@ -147,7 +155,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
         if term:  # the batched env replaced this match: nothing to compare
             active[b] = False
             continue
-        np.testing.assert_array_equal(obs[b], view(o, ref.action_masks()))
+        np.testing.assert_array_equal(obs[b], view(o, ref.action_masks(), ref))
     episodes, t = 0, 0
     while active.any():
         masks = env.action_masks()
@@ -169,7 +177,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
                 active[b] = False
                 d = infos[b]
                 np.testing.assert_array_equal(d["terminal_observation"],
-                                              view(o, np.zeros(58)))
+                                              view(o, np.zeros(58), ref))
                 assert d["TimeLimit.truncated"] == trunc
                 if not trunc:
                     assert d["penalty"] == info["penalty"] and d["winner"] == info["winner"]
@@ -179,7 +187,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
                 assert "episode" in d
             else:
                 assert infos[b] == {}
-                np.testing.assert_array_equal(obs[b], view(o, ref.action_masks()))
+                np.testing.assert_array_equal(obs[b], view(o, ref.action_masks(), ref))
     return episodes
 
 
@@ -191,6 +199,31 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
 ])
 def test_rewards_and_observations_match_the_reference_env(options):
     assert run_reference_differential(48, seed=len(options), **options) > 30
+
+
+def test_privileged_critic_features_match_train():
+    league_mod = pytest.importorskip("train.league")
+    if not hasattr(league_mod, "privileged_features"):
+        pytest.skip("train.league has no privileged critic features")
+    from pis_env.batched.vec_env import privileged_size
+
+    assert privileged_size(3) == league_mod.privileged_size(3)
+    assert run_reference_differential(48, seed=5, num_players=3, features=("obs", "mask"),
+                                      skip_forced=True, privileged=True) > 30
+    # reshuffled stocks too (rewritten from position 0; shuffled by the engine's own RNG,
+    # so compared with the reference position that BatchedGame.game_state rebuilds)
+    env = BatchedVecEnv(32, num_players=2, privileged=True, empty_stock="reshuffle",
+                        max_turns=400, learner_seat=None, seed=6)
+    obs = env.reset()
+    game, seats = env.batched_env.game, env.batched_env.learner[:, 0]
+    reshuffled = 0
+    for t in range(300):
+        for b in range(32):
+            expected = league_mod.privileged_features(game.game_state(b), int(seats[b]))
+            np.testing.assert_array_equal(obs[b, env.obs_size:], expected)
+        reshuffled += int((game.st[:, K.SLEN] < 52).sum())
+        obs, _, dones, infos = env.step(pick(env.action_masks(), t))
+    assert reshuffled > 0
 
 
 # ---------------------------------------------------------------------- MaskablePPO

@@ -107,11 +107,12 @@ def _make_kernels(tag: int):
     def advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
                 reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
                 term_obs, term_totals, wait, decisions, obs, masks, size_tab,
-                cum, table, per_game, mix_rng, term_kinds, skip_forced):
+                cum, table, per_game, mix_rng, term_kinds, term_st, term_stock, skip_forced):
         """``kernels.env_advance`` plus: a finished match's opponent kinds go into
-        ``term_kinds[b]`` and the new match's are drawn from the mix (when ``cum`` is not
-        empty); with ``skip_forced`` the learner's forced moves are played here (they do
-        not count as its first decision of a match)."""
+        ``term_kinds[b]`` (its final state into ``term_st[b]`` / ``term_stock[b]``) and
+        the new match's are drawn from the mix (when ``cum`` is not empty); with
+        ``skip_forced`` the learner's forced moves are played here (they do not count as
+        its first decision of a match)."""
         if tag < 0:
             return
         n = cfg[C_N]
@@ -143,6 +144,8 @@ def _make_kernels(tag: int):
                                 for i in range(n):
                                     term_totals[b, i] = st[b, TOTAL + i]
                                     term_kinds[b, i] = kinds[b, i]
+                                term_st[b, :] = st[b, :]
+                                term_stock[b, :] = stock[b, :]
                             carry[b] = 0.0
                             st[b, NSTACK] = 0
                             new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
@@ -192,6 +195,8 @@ class _MixEnv(BatchedEnv):
         self.mix_rng = np.empty(num_envs, dtype=np.uint64)
         self._seed_mix(seed)
         self.term_kinds = np.zeros_like(self.opponent_kinds)
+        self.term_st = np.zeros_like(self.game.st)
+        self.term_stock = np.zeros_like(self.game.stock)
         self._redraw = False
 
     def _seed_mix(self, seed) -> None:
@@ -235,7 +240,7 @@ class _MixEnv(BatchedEnv):
                      game._winners, game.rewards, self.terminal_obs, self._ended_totals,
                      self._wait, self.decisions, self.obs, self.masks, game.size_tab,
                      self.mix_cum, self.mix_table, self.mix_per_game, self.mix_rng,
-                     self.term_kinds, self.skip_forced)
+                     self.term_kinds, self.term_st, self.term_stock, self.skip_forced)
             waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
             if not len(waiting):
                 return
@@ -414,6 +419,42 @@ def _name_of(opponent) -> str:
     return str(getattr(opponent, "name", None) or repr(opponent))
 
 
+#: Stock cards shown to a privileged critic in draw order (``train.league.STOCK_LOOKAHEAD``).
+STOCK_LOOKAHEAD = 4
+_BIT = np.arange(52, dtype=np.int64)
+
+
+def privileged_size(num_players: int) -> int:
+    """Hands of the n-1 opponents, the stock as a set, the next stock cards
+    (``train.league.privileged_size``)."""
+    return 52 * (num_players - 1) + 52 + 52 * STOCK_LOOKAHEAD
+
+
+def privileged_features(st: np.ndarray, stock: np.ndarray, seats: np.ndarray,
+                        n: int) -> np.ndarray:
+    """float32 [K, privileged_size(n)]: the hidden cards of K games (``st``/``stock`` rows
+    of ``BatchedGame``) seen from ``seats``, as ``train.league.privileged_features``
+    builds them from one ``GameState``: each opponent's hand clockwise from the seat's
+    left, the stock as a set, then the next ``STOCK_LOOKAHEAD`` stock cards one-hot."""
+    k_games = st.shape[0]
+    out = np.zeros((k_games, privileged_size(n)), np.float32)
+    rows = np.arange(k_games)
+    for k in range(1, n):
+        hands = st[rows, K.HAND + (seats + k) % n]
+        out[:, 52 * (k - 1):52 * k] = (hands[:, None] >> _BIT) & 1
+    spos, slen = st[:, K.SPOS], st[:, K.SLEN]
+    cards = stock.astype(np.int64)
+    base = 52 * (n - 1)
+    r, c = np.nonzero((_BIT >= spos[:, None]) & (_BIT < slen[:, None]))
+    out[r, base + cards[r, c]] = 1.0
+    base += 52
+    for j in range(STOCK_LOOKAHEAD):
+        ok = spos + j < slen
+        r = rows[ok]
+        out[r, base + 52 * j + cards[r, spos[ok] + j]] = 1.0
+    return out
+
+
 # ---------------------------------------------------------------------- the VecEnv
 class BatchedVecEnv(VecEnv):
     """``num_envs`` games of :class:`BatchedEnv` as an SB3 ``VecEnv`` (module docstring).
@@ -434,6 +475,8 @@ class BatchedVecEnv(VecEnv):
     * ``learner_seat``: a seat, or ``None`` / ``"random"`` (drawn for every match).
     * ``features``: the observation returned: ``("obs",)`` or ``("obs", "mask")`` (the
       legal mask appended as float32, ``train``'s ``policy.features``).
+    * ``privileged``: append :func:`privileged_features` (the hidden cards, for
+      ``train.policy.PrivilegedCriticPolicy``'s critic; ``policy.privileged_critic``).
     * ``win_bonus``: added at a (not truncated) match end, ``+bonus`` split among the
       lowest totals, ``-bonus`` among the others (``train``'s ``win_bonus``).
     * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
@@ -444,7 +487,7 @@ class BatchedVecEnv(VecEnv):
                  opponent: Any = "random", opponent_mix: Mapping | None = None,
                  mix_per: str = "seat", learner_seat: int | str | None = 0,
                  features: Sequence[str] = ("obs",), skip_forced: bool = False,
-                 win_bonus: float = 0.0, seed: int | None = None,
+                 win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
                  bot_factory: Callable[[str], Any] | None = None, **options):
         if rules is None:
             rules = Rules.from_options(**options)
@@ -462,6 +505,7 @@ class BatchedVecEnv(VecEnv):
         self.multi_deal = rules.num_deals > 1
         self.skip_forced = bool(skip_forced)
         self.win_bonus = float(win_bonus)
+        self.privileged = bool(privileged)
         self._bot_factory = bot_factory
         self._bots: dict[str, AgentPolicy] = {}
         if seed is None:
@@ -479,6 +523,8 @@ class BatchedVecEnv(VecEnv):
         for o in per_seat:
             self._names[self._kind(o)] = _name_of(o)
         size = env.obs_size + (NUM_ACTIONS if "mask" in self.features else 0)
+        if self.privileged:
+            size += privileged_size(n)
         self.render_mode = None
         self.num_envs = num_envs
         super().__init__(num_envs, gym.spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
@@ -616,7 +662,7 @@ class BatchedVecEnv(VecEnv):
         for i in ended.tolist():
             seat = int(seats[i])
             d: dict[str, Any] = {
-                "terminal_observation": self._policy_input_row(term[i]),
+                "terminal_observation": self._policy_input_row(i, term[i], seat),
                 "TimeLimit.truncated": bool(truncated[i]),
                 "seat": seat,
                 "end_reason": K.REASON_NAMES[int(reason[i])],
@@ -645,14 +691,28 @@ class BatchedVecEnv(VecEnv):
         self._ep_len[ended] = 0
 
     def _policy_input(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        parts = [obs]
         if "mask" in self.features:
-            return np.concatenate([obs, masks.astype(np.float32)], axis=1)
-        return obs.astype(np.float32, copy=True)
+            parts.append(masks)
+        if self.privileged:
+            env = self._env
+            parts.append(privileged_features(env.game.st, env.game.stock,
+                                             env.learner[:, K.L_SEAT], self.num_players))
+        if len(parts) == 1:
+            return obs.astype(np.float32, copy=True)
+        return np.concatenate(parts, axis=1, dtype=np.float32)
 
-    def _policy_input_row(self, obs_row: np.ndarray) -> np.ndarray:
+    def _policy_input_row(self, i: int, obs_row: np.ndarray, seat: int) -> np.ndarray:
+        parts = [obs_row]
         if "mask" in self.features:
-            return np.concatenate([obs_row, self._zero_mask])
-        return obs_row.astype(np.float32, copy=True)
+            parts.append(self._zero_mask)
+        if self.privileged:
+            env = self._env
+            parts.append(privileged_features(env.term_st[i:i + 1], env.term_stock[i:i + 1],
+                                             np.array([seat]), self.num_players)[0])
+        if len(parts) == 1:
+            return obs_row.astype(np.float32, copy=True)
+        return np.concatenate(parts, dtype=np.float32)
 
     def action_masks(self) -> np.ndarray:
         """bool [B, 58]: every game's legal actions for the learner (a new array)."""
@@ -783,7 +843,8 @@ class _LeagueVecEnv(BatchedVecEnv):
 def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
     """``train/ppo.py``'s VecEnv factory (``vec_env="pis_env.batched.vec_env:
     make_league_vec_env"``): ``cfg["n_envs"]`` batched games with the config's rules,
-    policy features, learner seat, ``skip_forced`` and ``win_bonus``, opponents drawn
+    policy features (and privileged critic input), learner seat, ``skip_forced`` and
+    ``win_bonus``, opponents drawn
     per seat and match from the league (``random``/``greedy`` in the kernel, snapshots
     as one torch pass, other bots row by row), ``info["league"]`` at match ends."""
     seat = cfg["league"].get("learner_seat")
@@ -793,8 +854,10 @@ def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
         learner_seat="random" if seat is None else int(seat),
         skip_forced=bool(cfg.get("skip_forced", False)),
         win_bonus=float(cfg.get("win_bonus", 0.0)),
+        privileged=bool(cfg["policy"].get("privileged_critic", False)),
         seed=int(seed),
     )
 
 
-__all__ = ["AgentPolicy", "BatchedVecEnv", "TorchPolicy", "make_league_vec_env"]
+__all__ = ["AgentPolicy", "BatchedVecEnv", "TorchPolicy", "make_league_vec_env",
+           "privileged_features", "privileged_size"]
