@@ -31,6 +31,9 @@ the kernel when the match starts, so each match is played by its own opponents f
 first move. :func:`make_league_vec_env` builds one from a ``train`` config and league
 (``vec_env="pis_env.batched.vec_env:make_league_vec_env"``).
 
+``privileged=True`` appends the hidden cards (:func:`privileged_features`, as
+``train.league`` builds them) for a privileged critic.
+
 ``skip_forced=True`` plays the learner's forced moves (a single legal action) inside the
 kernel, so every step is a real decision (``train``'s ``skip_forced``); a match that ends
 before the learner's first real decision is replaced, as ``LeagueEnv`` does.
