@@ -296,11 +296,20 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
 
         say(f"pretraining: imitating {cfg['pretrain']['teacher']} for "
             f"{cfg['pretrain']['decisions']:,} decisions")
-        state["pretrain"] = pretrain(model, cfg, league, log=say)
+        try:
+            state["pretrain"] = pretrain(model, cfg, league, log=say)
+        except KeyboardInterrupt:
+            say(f"\ninterrupted while pretraining: nothing saved; start again with the same "
+                f"command (run_dir={run_dir})")
+            vec_env.close()
+            return {"status": "interrupted", "run_dir": str(run_dir), "num_timesteps": 0}
 
     if league.uses_pool and not league.snapshots:
         take_snapshot(model.num_timesteps)
         sync_league(True)
+
+    if resume is None and state.get("pretrain"):
+        save_checkpoint()  # a crash later does not lose the warm start
 
     threads = None
     if cfg["torch_threads"] and cfg["torch_threads"] > 1:
