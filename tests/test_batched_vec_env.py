@@ -407,15 +407,18 @@ def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
     assert {o for i in ended for o in i["league"]["opponents"]} == {f"ppo:{path}"}
 
 
-def test_agent_names_play_through_agent_policy():
-    env = BatchedVecEnv(16, num_players=2, opponent="heuristic", seed=10)
-    assert isinstance(env.batched_env.policies[0], AgentPolicy)
+def test_heuristic_opponent_is_the_batched_port():
+    from pis_env.batched import HeuristicPolicy
+
+    name = "heuristic"
+    env = BatchedVecEnv(16, num_players=2, opponent=name, seed=10)
+    assert isinstance(env.batched_env.policies[0], HeuristicPolicy)
     env.reset()
     ended = []
     for t in range(60):
         _, _, dones, infos = env.step(pick(env.action_masks(), t))
         ended += [infos[b] for b in np.flatnonzero(dones)]
-    assert ended and all(i["league"]["opponents"] == ["heuristic"] for i in ended)
+    assert ended and all(i["league"]["opponents"] == [name] for i in ended)
     assert not [i for i in ended if i["end_reason"] == "illegal"]
 
 
@@ -473,3 +476,15 @@ def test_make_league_vec_env_with_the_real_league():
         for b in np.flatnonzero(dones):
             league.record(infos[b]["league"])
     assert set(league.scores) == {"random", "heuristic"}
+
+
+def test_agent_policy_runs_any_bot_row_by_row():
+    from agents.random_agent import RandomAgent
+
+    env = BatchedVecEnv(8, num_players=3, opponent=AgentPolicy(RandomAgent(3, seed=0)), seed=4)
+    env.reset()
+    ended = []
+    for t in range(80):
+        _, _, dones, infos = env.step(pick(env.action_masks(), t))
+        ended += [infos[b] for b in np.flatnonzero(dones)]
+    assert ended and not [i for i in ended if i["end_reason"] == "illegal"]

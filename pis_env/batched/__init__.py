@@ -11,8 +11,9 @@ differs (one splitmix64 stream per game instead of ``numpy.random.Generator``).
   games=)``, ``step(actions, auto_reset=, terminal_obs=, terminal_seats=)`` ->
   ``StepResult(obs, masks, done, reason, rewards, charges, winners, current)``,
   ``observe(seats, games)``, ``action_masks(games)``, ``game_state(b)``.
-* ``RandomPolicy(B, seed)`` and ``GreedyPolicy(B)``: batched bots, ``policy(game) ->
-  actions``.
+* ``RandomPolicy(B, seed)``, ``GreedyPolicy(B)`` and ``HeuristicPolicy(B, rules)``:
+  batched bots, ``policy(game) -> actions`` (the heuristic also ``policy(obs, masks)``),
+  choosing exactly as ``agents.greedy`` / ``agents.heuristic`` do.
 * ``BatchedEnv(B, rules, opponent=, learner_seat=, seed=)``: one learner seat per
   game, opponents batched (in the kernel, or one call of a policy for all games);
   ``reset() -> (obs, masks)``, ``step(actions) -> (obs, rewards, dones, infos)``.
@@ -40,9 +41,11 @@ from .core import (
     uint8_scale,
 )
 from .env import BatchedEnv
+from .heuristic import HeuristicPolicy
 from .kernels import REASON_NAMES
 
 __all__ = [
-    "REASON_NAMES", "BatchedEnv", "BatchedGame", "GreedyPolicy", "RandomPolicy", "StepResult",
+    "REASON_NAMES", "BatchedEnv", "BatchedGame", "GreedyPolicy", "HeuristicPolicy", "RandomPolicy",
+    "StepResult",
     "rules_vector", "uint8_scale",
 ]
