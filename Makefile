@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test bench clean
+.PHONY: train test bench notebooks clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pis_env.bench
 	$(PY) -m pis_env.bench_batched
+
+notebooks: $(STAMP)
+	PY=$(PY) scripts/run_notebooks.sh
 
 clean:
 	rm -rf $(VENV)
