@@ -28,18 +28,20 @@ class Progress:
         self.bar = None
         self._last_line = time.time()
         if enabled and sys.stderr.isatty():
+            import shutil
+
             from tqdm import tqdm
 
+            width = shutil.get_terminal_size((140, 20)).columns or 140
             self.bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True,
-                            dynamic_ncols=True, smoothing=0.1)
+                            ncols=max(width, 100), smoothing=0.1)
 
     def update(self, step: int, postfix: str) -> None:
         if not self.enabled:
             return
         if self.bar is not None:
-            self.bar.n = min(step, self.total)
             self.bar.set_postfix_str(postfix, refresh=False)
-            self.bar.refresh()
+            self.bar.update(max(0, min(step, self.total) - self.bar.n))
         elif time.time() - self._last_line >= self.interval:
             self._last_line = time.time()
             print(f"step {step:,}/{self.total:,} ({100 * step / self.total:.1f}%)  {postfix}",
