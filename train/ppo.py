@@ -440,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # after training (while saving or evaluating)
+        print("\ninterrupted after training: the checkpoint and the policy saved so far are "
+              "in the run directory", file=sys.stderr)
+        return 130
     if summary["status"] == "interrupted":
         return 130
     if args.save_to:
