@@ -53,8 +53,11 @@ def random_play(env, rng: random.Random, check=None, max_steps=100_000):
 
 
 @pytest.mark.parametrize("num_players", range(2, 8))
-def test_api_for_every_player_count(num_players):
+def test_api_seed_render_for_every_player_count(num_players):
     api_test(pis_env.env(num_players=num_players), num_cycles=300)
+    seed_test(lambda: pis_env.env(num_players=num_players), num_cycles=300)
+    render_test(lambda render_mode=None: pis_env.env(render_mode=render_mode,
+                                                     num_players=num_players))
 
 
 def _variant_id(options: dict) -> str:
@@ -119,7 +122,7 @@ def _check_decoded(env, agent, obs):
 def test_decoded_observation_and_mask_match_engine_over_many_deals(options):
     rng = random.Random(7)
     env = pis_env.env(**options)
-    for deal in range(150):
+    for deal in range(300):
         env.reset(seed=deal)
         random_play(env, rng, check=_check_decoded)
 
