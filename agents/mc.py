@@ -8,13 +8,21 @@ rollouts (the stock order reshuffled each time) after every legal action, to the
 the deal, with the heuristic bot's policy for every seat (run directly on the engine
 state, which is fast). The same positions and stock orders are used for every action
 (common random numbers), so differences between actions are not sampling noise between
-positions. Each rollout scores the deal from the bot's seat: the rules' reward ("points":
-mean charge of the others minus its own charge; "win": winners share +1, the others -1,
-with the points as a tie-breaker). It plays the action with the best mean score; ties go to
-the heuristic's own choice.
+positions. Each rollout scores the deal from the bot's seat: with the "points" reward the
+charge differential (mean charge of the others minus its own) plus ``win_bonus`` points
+per unit of win reward (the winner's +1, the loser's -1 at two players); with the "win"
+reward 100 x the win reward, with the charge differential as a tie-breaker.
+
+It plays the action with the best mean score, but overrules the heuristic's own choice
+only when the paired difference (same positions, same stock orders) is at least
+``confidence`` standard errors: rollouts are noisy, and a search that chases noise plays
+worse than the policy it searches with (measured at 16 x 2 rollouts: with
+``confidence=0`` it won 45.8% of 400 duplicate deals against ``heuristic``, 95% interval
+[40.9%, 50.7%]).
 
 The budget is counted in rollouts, not seconds: ``samples x rollouts`` rollouts per legal
 action, so the bot is deterministic given its seed (and the observations it is shown).
+Decisions with a single legal action are not searched.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pis_env.cards import cards_of, points_of
+from pis_env.cards import NUM_CARDS, cards_of, points_of
+from pis_env.engine import DRAW
 from pis_env.rules import Rules
 
 from .base import Agent
@@ -67,6 +76,129 @@ def deal_score(state, seat: int, reward: str = "points", win_bonus: float = 0.0)
     return 100.0 * win + diff / 100.0
 
 
+class BeliefTracker:
+    """Keeps hidden-card hypotheses consistent with the whole deal seen so far.
+
+    A plain determinization deals the hidden cards uniformly; but the opponents' past
+    moves say a lot about their hands. The tracker keeps ``size`` particles: full engine
+    positions (every hand and the stock) consistent with the current observation. At each
+    decision it takes the particles of the bot's previous decision, applies the action the
+    bot took (moving the cards it then drew to the top of each particle's stock), lets the
+    other seats play on with the heuristic until it is the bot's turn again, and keeps the
+    particles whose position shows exactly what the new observation shows. It tops them up
+    with fresh particles sampled at the previous decision and filtered the same way
+    (conditioned on the last round of moves), then with copies of the survivors, and only
+    then with plain samples of the current observation. Against opponents that play like
+    the heuristic this quickly narrows their hands down; against others few particles
+    survive and it falls back to plain determinization. The bot's own ``drew_on`` flags
+    (public, but not in its own observation) are remembered too."""
+
+    def __init__(self, size: int, table: Table, attempts: int, void_weight: float | None):
+        self.size = size
+        self.table = table
+        self.attempts = attempts
+        self.void_weight = void_weight
+        self.reset()
+
+    def reset(self) -> None:
+        self._prev = None  # (position, particles, hand, action)
+        self.own_drew_on = 0
+        self.survived = 0
+
+    def _same_deal(self, prev, position: ObservedPosition) -> bool:
+        old = prev[0]
+        if position.num_players != old.num_players:
+            return False
+        if self.table.rules.empty_stock == "reshuffle":
+            return True
+        return (old.discard & ~position.discard) == 0 and position.stock_size <= old.stock_size
+
+    def position(self, decoded: Mapping, rules: Rules) -> ObservedPosition:
+        """The observation as an ``ObservedPosition`` (a new deal resets the memory)."""
+        if self._prev is not None:
+            probe = ObservedPosition(decoded, rules, void_weight=self.void_weight)
+            if not self._same_deal(self._prev, probe):
+                self.reset()
+        return ObservedPosition(decoded, rules, void_weight=self.void_weight,
+                                own_drew_on=self.own_drew_on)
+
+    def particles(self, position: ObservedPosition, rng: np.random.Generator) -> list:
+        """``size`` positions consistent with the observation (and, as far as they go,
+        with the deal's history)."""
+        size = self.size
+        kept: list = []
+        prev = self._prev
+        if prev is not None:
+            old_position, old_particles, old_hand, action = prev
+            drawn = cards_of(position.hand & ~old_hand) if action == DRAW else []
+            for particle in old_particles:
+                state = self._advance(particle, action, drawn, position)
+                if state is not None:
+                    kept.append(state)
+            self.survived = len(kept)
+            tries = 0
+            while len(kept) < size and tries < self.attempts:
+                tries += 1
+                state = self._advance(old_position.sample(rng), action, drawn, position)
+                if state is not None:
+                    kept.append(state)
+        if len(kept) > size:
+            pick = rng.choice(len(kept), size=size, replace=False)
+            kept = [kept[i] for i in sorted(pick.tolist())]
+        elif kept:
+            base = len(kept)
+            kept += [kept[i % base].copy(kept[i % base].rng) for i in range(size - base)]
+        else:
+            kept = [position.sample(rng) for _ in range(size)]
+        return kept
+
+    def record(self, position: ObservedPosition, particles: list, action: int) -> None:
+        """Remember the decision just made (call after choosing ``action``)."""
+        self._prev = (position, particles, position.hand, action)
+        if action < NUM_CARDS:
+            self.own_drew_on &= ~(1 << (action // 13))
+        elif action == DRAW and not position.pending_sevens:
+            self.own_drew_on |= 1 << position.active_suit
+
+    def _advance(self, particle, action: int, drawn: list[int], position: ObservedPosition):
+        state = particle.copy(particle.rng)
+        if drawn:
+            stock = state.stock
+            hands = state.hands
+            for card in drawn:
+                bit = 1 << card
+                if card in stock:
+                    stock.remove(card)
+                else:
+                    for k in range(1, len(hands)):
+                        if hands[k] & bit:
+                            if not stock:
+                                return None
+                            hands[k] = (hands[k] & ~bit) | (1 << stock.pop(0))
+                            break
+                    else:
+                        return None
+            stock.extend(drawn)
+            state._legal = None
+        try:
+            state.apply(action)
+        except ValueError:
+            return None
+        table = self.table
+        steps = 0
+        while not state.deal_over and state.current != 0:
+            state.apply(state_action(state, table))
+            steps += 1
+            if steps > 300:
+                return None
+        if not position.matches(state):
+            return None
+        state.turns = 0
+        state.history = []
+        state.histories = [state.history]
+        return state
+
+
 class MonteCarloAgent(Agent):
     """Determinized Monte Carlo search over the heuristic; see the module docstring.
 
@@ -74,15 +206,17 @@ class MonteCarloAgent(Agent):
     and legal action. ``rules`` (a ``Rules`` or a dict of SPEC §4 options) or the options
     as keywords give the table's variant. ``void_weight``: how likely (relative to 1) an
     opponent is dealt a card of a suit it drew on (``None`` or 1 = ignore the hints).
-    ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``)."""
+    ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``).
+    ``confidence`` and ``win_bonus``: see the module docstring."""
 
     name = "mc"
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
-                 samples: int = 24, rollouts: int = 2,
+                 samples: int = 16, rollouts: int = 2,
                  rules: Rules | Mapping | None = None, params: Params | None = None,
                  void_weight: float | None = DEFAULT_VOID_WEIGHT, horizon: int | None = None,
-                 confidence: float = 1.0, win_bonus: float = 0.0,
+                 confidence: float = 1.5, win_bonus: float = 100.0, track: bool = True,
+                 particles: int | None = None, track_attempts: int | None = None,
                  draw_rule: str | None = None, seven_penalty: str | None = None,
                  after_penalty: str | None = None, nominate: str | None = None,
                  opening: str | None = None, empty_stock: str | None = None,
@@ -113,6 +247,16 @@ class MonteCarloAgent(Agent):
                                                 illegal_action="raise")
         self._search_table = Table(num_players, self._search_rules, self.table.params)
         self.last_values: dict[int, float] = {}
+        self.track = bool(track)
+        particles = max(samples, particles or 0)
+        if track_attempts is None:
+            track_attempts = 2 * particles
+        self.tracker = BeliefTracker(particles, self._search_table, track_attempts,
+                                     void_weight)
+
+    def reset(self) -> None:
+        """Forget the deal (called between deals; a new deal is also detected)."""
+        self.tracker.reset()
 
     def __repr__(self) -> str:
         return (f"MonteCarloAgent(num_players={self.num_players}, samples={self.samples}, "
@@ -122,35 +266,59 @@ class MonteCarloAgent(Agent):
         legal = mask_int(observation["action_mask"])
         if not legal:
             raise ValueError("no legal action in this observation: it is not this agent's turn")
-        if legal & (legal - 1) == 0:
+        single = legal & (legal - 1) == 0
+        if single and not self.track:
             self.last_values = {}
             return legal.bit_length() - 1
         decoded = self.decode(observation)
-        fallback = decoded_action(decoded, legal, self.table)
-        actions, scores = self.rollout_scores(decoded, legal)
-        means = scores.mean(axis=0)
-        self.last_values = {a: float(m) for a, m in zip(actions, means)}
-        return choose_action(actions, scores, fallback, self.confidence)
+        position, particles = self._belief(decoded)
+        if single:
+            self.last_values = {}
+            action = legal.bit_length() - 1
+        else:
+            fallback = decoded_action(decoded, legal, self.table)
+            actions, scores = self._scores(position, particles, legal)
+            means = scores.mean(axis=0)
+            self.last_values = {a: float(m) for a, m in zip(actions, means)}
+            action = choose_action(actions, scores, fallback, self.confidence)
+        if self.track:
+            self.tracker.record(position, particles, action)
+        return action
+
+    def _belief(self, decoded: Mapping):
+        if self.track:
+            position = self.tracker.position(decoded, self._search_rules)
+            return position, self.tracker.particles(position, self.rng)
+        return ObservedPosition(decoded, self._search_rules, void_weight=self.void_weight), None
 
     def evaluate(self, decoded: Mapping, legal: int) -> dict[int, float]:
-        """Mean rollout score of each legal action (from ``decode_observation``'s dict)."""
-        actions, scores = self.rollout_scores(decoded, legal)
+        """Mean rollout score of each legal action (from ``decode_observation``'s dict),
+        without touching the bot's memory of the deal."""
+        position = ObservedPosition(decoded, self._search_rules, void_weight=self.void_weight)
+        actions, scores = self._scores(position, None, legal)
         return {a: float(m) for a, m in zip(actions, scores.mean(axis=0))}
 
-    def rollout_scores(self, decoded: Mapping, legal: int) -> tuple[list[int], np.ndarray]:
+    def _scores(self, position: ObservedPosition, particles: list | None,
+                legal: int) -> tuple[list[int], np.ndarray]:
         """The legal actions and a (samples x rollouts, actions) array of rollout scores;
         row ``k`` of every column comes from the same hidden deal and stock order."""
         actions = cards_of(legal)
-        position = ObservedPosition(decoded, self._search_rules, void_weight=self.void_weight)
         table = self._search_table
         reward = self.rules.reward
         scores = np.empty((self.samples * self.rollouts, len(actions)))
         row = 0
         rng = self.rng
         reshuffle = self.rules.empty_stock == "reshuffle"
-        for _ in range(self.samples):
-            base = position.sample(rng)
-            stock = base.stock
+        if particles is not None and len(particles) > self.samples:
+            pick = rng.choice(len(particles), size=self.samples, replace=False).tolist()
+            particles = [particles[i] for i in sorted(pick)]
+        for k in range(self.samples):
+            if particles is None:
+                base = position.sample(rng)
+                stock = base.stock
+            else:
+                base = particles[k % len(particles)]
+                stock = [base.stock[i] for i in rng.permutation(len(base.stock)).tolist()]
             for r in range(self.rollouts):
                 if r:
                     stock = [stock[i] for i in rng.permutation(len(stock)).tolist()]

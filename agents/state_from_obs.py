@@ -54,7 +54,8 @@ class ObservedPosition:
     cards are dealt from ``rng``; the observer (seat 0) is to move."""
 
     def __init__(self, decoded: Mapping, rules: Rules | Mapping | None = None,
-                 void_weight: float | None = DEFAULT_VOID_WEIGHT, max_turns: int | None = None):
+                 void_weight: float | None = DEFAULT_VOID_WEIGHT, max_turns: int | None = None,
+                 own_drew_on: int = 0):
         sizes = list(decoded["hand_sizes"])
         n = len(sizes)
         self.rules = search_rules(rules, n, max_turns)
@@ -81,10 +82,12 @@ class ObservedPosition:
                 f"stock has {self.stock_size}: the observation does not add up to 52 cards"
             )
         hints = decoded.get("drew_on_suit") or [[] for _ in range(n - 1)]
-        self.void_hints = [0] + [mask_of(row) for row in hints]  # 4-bit suit masks per seat
+        # 4-bit suit masks per seat; the observer's own is not in its observation, but a bot
+        # that remembers its draws may pass it (``own_drew_on``).
+        self.void_hints = [int(own_drew_on)] + [mask_of(row) for row in hints]
         self.void_weight = void_weight
         self._weights = None
-        if void_weight is not None and void_weight != 1.0 and any(self.void_hints):
+        if void_weight is not None and void_weight != 1.0 and any(self.void_hints[1:]):
             self._weights = {}
             unseen_arr = np.array(self.unseen)
             suits = unseen_arr // 13
@@ -93,6 +96,11 @@ class ObservedPosition:
                 if v:
                     w = np.where([(v >> int(s)) & 1 for s in suits], void_weight, 1.0)
                     self._weights[k] = w
+        self.active_suit = int(decoded["active_suit"])
+        self.pending_sevens = int(decoded["pending_sevens"])
+        self.phase = PHASE_NAMES.index(decoded["phase"])
+        self.has_drawn = bool(decoded["has_drawn"])
+        self.direction = int(decoded["direction"])
         self._template = self._build_template(decoded)
 
     @classmethod
@@ -149,6 +157,26 @@ class ObservedPosition:
         for k in range(1, min(plays, n - 1) + 1):
             opened |= 1 << ((-k) % n)
         return opened
+
+    def matches(self, state: GameState) -> bool:
+        """Whether ``state`` (seats relative to the observer, observer to move) shows the
+        observer exactly what this observation shows."""
+        n = self.num_players
+        hands = state.hands
+        if (state.deal_over or state.current != 0 or hands[0] != self.hand
+                or state.top != self.top or state.pile_mask != self.discard
+                or state.active_suit != self.active_suit
+                or state.pending_sevens != self.pending_sevens or state.phase != self.phase
+                or state.has_drawn != self.has_drawn or state.direction != self.direction
+                or len(state.stock) != self.stock_size):
+            return False
+        sizes = self.sizes
+        hints = self.void_hints
+        drew_on = state.drew_on
+        for k in range(1, n):
+            if hands[k].bit_count() != sizes[k] or drew_on[k] != hints[k]:
+                return False
+        return True
 
     # ------------------------------------------------------------------ sampling
     def deal_hidden(self, rng: np.random.Generator) -> tuple[list[int], list[int]]:

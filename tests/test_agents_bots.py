@@ -28,8 +28,15 @@ import pytest
 import agents
 import pis_env
 from agents.greedy import greedy_action, longest_suit
-from agents.heuristic import DEFAULT_PARAMS, HeuristicAgent, Table, choose, state_action
-from agents.mc import MonteCarloAgent, deal_score
+from agents.heuristic import (
+    DEFAULT_PARAMS,
+    HeuristicAgent,
+    Table,
+    choose,
+    decoded_action,
+    state_action,
+)
+from agents.mc import MonteCarloAgent, choose_action, deal_score
 from agents.state_from_obs import ObservedPosition, state_from_observation
 from pis_env.cards import FULL_DECK, mask_of, parse_card
 from pis_env.engine import DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PLAY, GameState
@@ -65,13 +72,15 @@ def play_deal(env, seated: dict, deck: list[int], dealer: int, seed: int) -> Gam
     return env.unwrapped.game
 
 
-def _duplicate_chunk(args) -> tuple[float, int, float, float]:
+def _duplicate_chunk(args) -> tuple[float, int, float, float, float, int]:
     name_a, kw_a, name_b, kw_b, first, count, seed, options = args
     env = pis_env.env(**options)
     wins = 0.0
     deals = 0
     diff = 0.0
+    diff_sq = 0.0
     decision_time = 0.0
+    decisions = 0
     for k in range(first, first + count):
         rng = np.random.default_rng([seed, k])
         deck = rng.permutation(52).tolist()
@@ -84,6 +93,7 @@ def _duplicate_chunk(args) -> tuple[float, int, float, float]:
             seated = {f"player_{a_seat}": timed, f"player_{1 - a_seat}": b}
             game = play_deal(env, seated, deck, dealer, seed=k)
             decision_time += timed.seconds
+            decisions += timed.decisions
             w = game.winners
             if game.end_reason == "truncated":
                 wins += 0.5
@@ -92,9 +102,11 @@ def _duplicate_chunk(args) -> tuple[float, int, float, float]:
             elif w[a_seat]:
                 wins += 1.0
             if game.charges is not None and game.end_reason != "truncated":
-                diff += game.charges[1 - a_seat] - game.charges[a_seat]
+                d = game.charges[1 - a_seat] - game.charges[a_seat]
+                diff += d
+                diff_sq += d * d
             deals += 1
-    return wins, deals, diff, decision_time
+    return wins, deals, diff, decision_time, diff_sq, decisions
 
 
 class _Timed:
@@ -141,10 +153,16 @@ def duplicate_match(name_a: str, name_b: str, decks: int, seed: int = 0,
     deals = sum(r[1] for r in results)
     diff = sum(r[2] for r in results)
     seconds = sum(r[3] for r in results)
+    diff_sq = sum(r[4] for r in results)
+    decisions = sum(r[5] for r in results)
     lo, hi = wilson(wins, deals)
+    mean = diff / deals
+    sd = math.sqrt(max(0.0, diff_sq / deals - mean * mean) * deals / max(1, deals - 1))
+    half = 1.96 * sd / math.sqrt(deals)
     return {"a": name_a, "b": name_b, "deals": deals, "wins": wins, "win_rate": wins / deals,
-            "wilson_low": lo, "wilson_high": hi, "mean_charge_diff": diff / deals,
-            "a_seconds": seconds}
+            "wilson_low": lo, "wilson_high": hi, "mean_charge_diff": mean,
+            "charge_diff_ci": (mean - half, mean + half), "a_seconds": seconds,
+            "a_decisions": decisions, "a_ms_per_decision": 1000 * seconds / max(1, decisions)}
 
 
 # --------------------------------------------------------------------------- legality
@@ -244,6 +262,36 @@ def _action_trace(name: str, seed: int, deals: int = 6, num_players: int = 3, **
 def test_bots_are_deterministic_given_their_seed(name, kwargs):
     deals = 2 if name == "mc" else 10
     assert _action_trace(name, 3, deals, **kwargs) == _action_trace(name, 3, deals, **kwargs)
+
+
+def test_mc_belief_particles_always_agree_with_the_observation():
+    """The tracked hypotheses show the bot exactly what it sees, and against a heuristic
+    opponent some of them survive from one decision to the next."""
+    rules = Rules()
+    encoder = ObservationEncoder(2)
+    table = Table(2, rules)
+    from pis_env.env import mask_array
+
+    survived = []
+    mc = MonteCarloAgent(seed=0, samples=4, rollouts=1)
+    for d in range(4):
+        game = GameState(rules, seed=d)
+        mc.reset()
+        while not game.deal_over:
+            if game.current == 0:
+                obs = {"observation": encoder.encode(game, 0),
+                       "action_mask": mask_array(game.legal_mask())}
+                action = mc.act(obs)
+                position, particles, _, recorded = mc.tracker._prev
+                assert recorded == action and len(particles) == 4
+                for particle in particles:
+                    assert position.matches(particle)
+                    assert particle.card_count() == 52
+                survived.append(mc.tracker.survived)
+            else:
+                action = state_action(game, table)
+            game.apply(action)
+    assert max(survived) > 0
 
 
 def test_mc_seed_changes_its_samples_not_its_legality():
@@ -350,7 +398,12 @@ def test_rebuilt_state_agrees_with_everything_the_observer_sees(num_players, opt
                 # original observation, bit for bit.
                 assert state.legal_mask() == game.legal_mask()
                 assert np.array_equal(encoder.encode(state, 0), obs)
+                assert position.matches(state)
                 checked += 1
+            moved = state.copy()
+            moved.apply(moved.legal_actions()[-1])
+            if moved.current == 0 and not moved.deal_over:
+                assert not position.matches(moved)
             game.apply(state_action(game, table) if d % 2 else
                        int(rng.choice(game.legal_actions())))
     assert checked > 300
@@ -497,6 +550,8 @@ def test_heuristic_and_state_policy_agree():
                    "action_mask": mask_array(game.legal_mask())}
             action = state_action(game, table)
             assert bot.act(obs) == action
+            decoded = decode_observation(obs["observation"], 3)
+            assert decoded_action(decoded, game.legal_mask(), table) == action
             game.apply(action)
 
 
@@ -524,6 +579,32 @@ def test_deal_score_is_the_charge_differential():
     assert sum(deal_score(game, i) for i in range(3)) == pytest.approx(0)
 
 
+def test_deal_score_win_bonus_and_win_reward():
+    game = GameState(Rules(), seed=3)
+    while not game.deal_over:
+        game.apply(game.legal_actions()[0])
+    winner = game.winners.index(True)
+    loser = 1 - winner
+    diff = game.charges[loser] - game.charges[winner]
+    assert not game.winners[loser] and diff > 0
+    assert deal_score(game, winner, "points", win_bonus=50) == pytest.approx(diff + 50)
+    assert deal_score(game, loser, "points", win_bonus=50) == pytest.approx(-diff - 50)
+    assert deal_score(game, winner, "win") == pytest.approx(100 + diff / 100)
+
+
+def test_mc_overrules_the_heuristic_only_on_clear_evidence():
+    rng = np.random.default_rng(0)
+    base = rng.normal(0, 30, size=64)
+    noisy = np.column_stack([base, base + rng.normal(0.5, 20, size=64)])
+    clear = np.column_stack([base, base + 15 + rng.normal(0, 5, size=64)])
+    assert choose_action([3, 7], noisy, fallback=3, confidence=2.0) == 3
+    assert choose_action([3, 7], clear, fallback=3, confidence=2.0) == 7
+    assert choose_action([3, 7], clear, fallback=7, confidence=2.0) == 7
+    # Without a gate the best mean wins.
+    worse = np.column_stack([base, base - 1.0])
+    assert choose_action([3, 7], worse, fallback=7, confidence=0.0) == 3
+
+
 # --------------------------------------------------------------------------- measuring
 
 
@@ -535,7 +616,7 @@ def main(argv=None) -> None:
     parser.add_argument("--decks", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--agent-a-kwargs", default="{}")
+    parser.add_argument("--agent-a-kwargs", default="{}", help="JSON, e.g. mc's budget")
     parser.add_argument("--agent-b-kwargs", default="{}")
     parser.add_argument("--options", default="{}", help="rules options as JSON")
     args = parser.parse_args(argv)
