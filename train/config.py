@@ -49,7 +49,8 @@ DEFAULTS: dict[str, Any] = {
                                  # rules' reward
     "skip_forced": True,         # the env plays the learner's forced moves (1 legal action)
     "n_envs": 32,
-    "vec_env": "dummy",          # dummy | subproc | "module:function" (a VecEnv factory)
+    "vec_env": "dummy",          # dummy | subproc | batched (numba engine, pis_env.batched)
+                                 # | "module:function" (a VecEnv factory)
     "torch_threads": 1,          # torch.set_num_threads (0: torch default); 1 suits 2 busy cores
     "ppo": {
         "learning_rate": 3.0e-4,
@@ -129,7 +130,7 @@ NULLABLE: dict[str, tuple[type, ...]] = {
 #: Mappings whose keys are free (validated elsewhere): rules options, agent names.
 OPEN_MAPS = ("rules", "league.opponents")
 CHOICES = {
-    "vec_env": ("dummy", "subproc"),
+    "vec_env": ("dummy", "subproc", "batched"),
     "ppo.lr_schedule": ("constant", "linear"),
     "policy.activation": ("tanh", "relu"),
 }

@@ -63,6 +63,14 @@ def make_vec_env(cfg: dict, league, seed: int):
     observations and ``info["league"]`` (as ``LeagueEnv`` does) at episode ends."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    if cfg["vec_env"] == "batched":
+        try:
+            from pis_env.batched.vec_env import make_league_vec_env
+        except ImportError as e:  # numba (the 'fast' extra) missing
+            raise ConfigError(
+                f"vec_env=batched needs numba: pip install 'pis-yedili[fast]' ({e})"
+            ) from e
+        return make_league_vec_env(cfg, league, seed)
     if ":" in cfg["vec_env"]:
         import importlib
 
