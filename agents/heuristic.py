@@ -7,10 +7,12 @@ What it does, in order of importance:
   multiplies the others' charges: a 7 (x3), then a Jack (x2).
 * **Answers sevens with a 7** when it holds one, choosing the 7 of the suit it can follow.
 * **Keeps Jacks as the escape card**: a Jack is played only to go out or when nothing else
-  fits; when the Jack is the only play and the stock is large it draws instead (and passes
-  if the drawn card does not fit), keeping the Jack for later.
-* **Plans the finish**: with two cards left it plays the other card and keeps a 7 or a Jack
-  to go out on (a 7 is kept when the card it plays leaves the 7's suit active).
+  fits; when the Jack is the only play, the hand is big (5+ cards), the stock is large
+  (24+) and no opponent is down to two cards, it draws instead (and passes if the drawn
+  card does not fit), keeping the Jack for later.
+* **Plans the finish**: with two cards left it plays the other card and keeps a Jack, or a
+  7 that the suit it leaves active lets it play next, to go out on (x2, x3); when both
+  cards fit now it may lead the 7 (the opponent draws) and go out on the other card.
 * **Aims 7s, 8s and 10s** at the player about to move when that player is close to going
   out: a 7 makes them draw, an 8 skips them, a 10 turns play away from them.
 * **Sheds high-point cards early**, more eagerly when an opponent is close to going out or

@@ -23,6 +23,14 @@ worse than the policy it searches with (measured at 16 x 2 rollouts: with
 The budget is counted in rollouts, not seconds: ``samples x rollouts`` rollouts per legal
 action, so the bot is deterministic given its seed (and the observations it is shown).
 Decisions with a single legal action are not searched.
+
+Measured with the defaults (16 samples x 2 rollouts, confidence 1.5, win bonus 100, belief
+tracking on) against ``heuristic`` on 1,500 duplicate decks (3,000 two-player deals)::
+
+    python tests/test_agents_bots.py mc heuristic --decks 1500 --seed 11 --workers 2
+
+deal win rate 53.0% (95% Wilson interval 51.2%-54.8%), charge differential +5.5 points a
+deal (95% interval +3.6 to +7.4), about 30 ms per decision on one CPU core.
 """
 
 from __future__ import annotations
