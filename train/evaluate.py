@@ -7,6 +7,7 @@ copies of the opponent at every other seat, every deal replayed under every seat
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 
@@ -25,7 +26,12 @@ def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: 
             print("evaluation skipped: tournaments play single deals, this policy plays "
                   f"matches of {rules['num_deals']} deals")
         return []
-    spec = f"ppo:{Path(policy_path).resolve()}"
+    path = Path(policy_path).resolve()
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        rel = str(path)
+    spec = f"ppo:{rel if not rel.startswith('..') else path}"
     table_rules = {k: v for k, v in rules.items() if k != "illegal_action"}
     rows = []
     for opp in opponents:
@@ -53,7 +59,7 @@ def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: 
         rows.append(row)
         if verbose:
             print(f"\n=== policy vs {opp} ===")
-            print(result.table().replace(spec, "ppo"))
+            print(result.table())
         if out_dir is not None:
             safe = opp.replace("/", "_").replace(":", "_").replace("?", "_")
             result.to_json(Path(out_dir) / f"eval_{safe}.json")
