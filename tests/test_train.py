@@ -467,3 +467,16 @@ def test_league_env_never_hands_over_a_finished_deal(skip_forced):
         _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         if terminated or truncated:
             env.reset()
+
+
+def test_subproc_vec_env_gets_the_pool(tmp_path):
+    """With SubprocVecEnv the workers' league copies are refreshed with new snapshots."""
+    import torch
+
+    cfg = tiny_config(tmp_path, "total_timesteps=2048", "vec_env=subproc",
+                      "league.opponents={random: 1, self: 3}")
+    s = run(cfg, verbose=False)
+    assert s["status"] == "finished"
+    pool = torch.load(latest_checkpoint(Path(s["run_dir"])) / "league.pt", weights_only=True)
+    played = set(pool["scores"]) - {"random", "snap@0"}
+    assert played, "the workers never played a snapshot taken after the start"
