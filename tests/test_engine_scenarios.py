@@ -17,6 +17,7 @@ from pis_env.cards import parse_card, points_of
 from pis_env.engine import GameState, IllegalActionError
 from pis_env.rules import Rules
 from tests import reference_rules as ref
+from tests.test_engine_properties import snapshot  # noqa: E402
 
 DRAW, PASS = 56, 57
 SUITS = "CDHS"
@@ -851,18 +852,6 @@ def test_same_seed_same_match():
     assert runs[0] == runs[1]
 
 
-def snapshot(state: GameState) -> dict:
-    import copy as _copy
-
-    out = {}
-    for name in GameState.__slots__:
-        if name == "_legal":  # a cache of the legal set, filled on demand
-            continue
-        value = getattr(state, name)
-        if isinstance(value, np.random.Generator):
-            value = value.bit_generator.state
-        out[name] = _copy.deepcopy(value)
-    return out
 
 
 def test_copy_is_independent():

@@ -182,14 +182,23 @@ class BatchedEnv:
                           game._winners, game.rewards, self.terminal_obs,
                           self._ended_totals, self._wait,
                           self.decisions, self.obs, self.masks, game.size_tab)
-            waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
-            if not len(waiting):
+            actions = self._external_actions()
+            if actions is None:
                 return
-            actions = self._skip.copy()
-            kinds = self._wait[waiting]
-            for kind in np.unique(kinds):
-                games = waiting[kinds == kind]
-                policy = self.policies[kind - K.EXTERNAL]
-                chosen = policy(game.observe(games=games), game.action_masks(games=games))
-                actions[games] = np.asarray(chosen, dtype=np.int64)
-            self._wait[:] = 0
+
+    def _external_actions(self) -> np.ndarray | None:
+        """Actions of the Python-side opponents the kernel stopped for (one call of each
+        policy for all its waiting games), or ``None`` when no game waits on one."""
+        game = self.game
+        waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
+        if not len(waiting):
+            return None
+        actions = self._skip.copy()
+        kinds = self._wait[waiting]
+        for kind in np.unique(kinds):
+            games = waiting[kinds == kind]
+            policy = self.policies[kind - K.EXTERNAL]
+            chosen = policy(game.observe(games=games), game.action_masks(games=games))
+            actions[games] = np.asarray(chosen, dtype=np.int64)
+        self._wait[:] = 0
+        return actions

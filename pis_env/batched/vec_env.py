@@ -244,17 +244,9 @@ class _MixEnv(BatchedEnv):
                      self._wait, self.decisions, self.obs, self.masks, game.size_tab,
                      self.mix_cum, self.mix_table, self.mix_per_game, self.mix_rng,
                      self.term_kinds, self.term_st, self.term_stock, self.skip_forced)
-            waiting = np.flatnonzero(self._wait >= K.EXTERNAL)
-            if not len(waiting):
+            actions = self._external_actions()
+            if actions is None:
                 return
-            actions = self._skip.copy()
-            kinds = self._wait[waiting]
-            for kind in np.unique(kinds):
-                games = waiting[kinds == kind]
-                policy = self.policies[kind - K.EXTERNAL]
-                chosen = policy(game.observe(games=games), game.action_masks(games=games))
-                actions[games] = np.asarray(chosen, dtype=np.int64)
-            self._wait[:] = 0
 
 
 # ---------------------------------------------------------------------- opponents
