@@ -27,7 +27,7 @@ class BatchedEnv:
     opponents until it is the learner's turn again.
 
     ``BatchedEnv(num_envs, rules=None, *, opponent="random", learner_seat=0, seed=None,
-    obs_dtype=np.float32, **rules_options)``
+    skip_forced=False, obs_dtype=np.float32, **rules_options)``
 
     * ``opponent``: ``"random"``, ``"greedy"`` (both run inside the numba kernel), or a
       callable ``policy(obs, masks) -> actions`` (batched, e.g. a torch snapshot: one call
@@ -35,6 +35,12 @@ class BatchedEnv:
       (the learner's entry is ignored). ``opponent_kinds[b, seat]`` can be changed
       between steps (0 random, 1 greedy, ``2 + i`` the callable ``policies[i]``).
     * ``learner_seat``: a seat index, or ``"random"`` (drawn anew for every match).
+    * ``skip_forced``: the kernel plays the learner's forced moves (a single legal
+      action), so every step is a real decision; a match that ends before the learner's
+      first real decision is replaced.
+    * :meth:`set_opponent_mix` draws the opponents of every new match from a weighted mix
+      of kinds; ``term_kinds[b]`` keeps those of the match that ended last in game ``b``
+      (and ``term_st[b]`` / ``term_stock[b]`` its final engine state).
 
     ``reset(seed=None, *, decks=None, dealers=None) -> (obs, masks)``: new matches in all
     games (arguments as ``BatchedGame.reset``), played up to the learner's first turn.
@@ -62,7 +68,7 @@ class BatchedEnv:
     def __init__(self, num_envs: int, rules: Rules | None = None, *,
                  opponent: str | Policy | Sequence[str | Policy] = "random",
                  learner_seat: int | str = 0, seed: int | None = None,
-                 obs_dtype=np.float32, **options):
+                 skip_forced: bool = False, obs_dtype=np.float32, **options):
         if seed is None:
             seed = np.random.SeedSequence().entropy
         self.game = BatchedGame(num_envs, rules, seed=seed, obs_dtype=obs_dtype, **options)
@@ -90,11 +96,14 @@ class BatchedEnv:
         else:
             raise ValueError(f"learner_seat must be 0..{n - 1} or 'random', "
                              f"got {learner_seat!r}")
-        seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * B, np.uint64)
+        self.skip_forced = bool(skip_forced)
         self.opp_rng = np.empty(B, dtype=np.uint64)
         self.seat_rng = np.empty(B, dtype=np.uint64)
-        K.seed_streams(self.opp_rng, seeds[:B])
-        K.seed_streams(self.seat_rng, seeds[B:])
+        self.mix_rng = np.empty(B, dtype=np.uint64)
+        self._seed_streams(seed)
+        self.mix_cum = np.zeros(0, dtype=np.float64)
+        self.mix_table = np.zeros(0, dtype=np.int64)
+        self.mix_per_game = False
         self.obs = np.zeros((B, game.obs_size), dtype=game.obs_dtype)
         self.masks = np.zeros((B, K.NUM_ACTIONS), dtype=np.int8)
         self.terminal_obs = np.zeros_like(self.obs)
@@ -106,6 +115,9 @@ class BatchedEnv:
         self._wait = np.zeros(B, dtype=np.int64)
         self._ended_seat = np.zeros(B, dtype=np.int64)
         self._ended_totals = np.zeros((B, n), dtype=np.int64)
+        self.term_kinds = np.zeros_like(self.opponent_kinds)
+        self.term_st = np.zeros_like(game.st)
+        self.term_stock = np.zeros_like(game.stock)
         #: decisions applied per game so far (learner's and opponents'), for throughput
         self.decisions = np.zeros(B, dtype=np.int64)
         self._skip = np.full(B, -2, dtype=np.int64)
@@ -125,17 +137,41 @@ class BatchedEnv:
         self.policies.append(opponent)
         return K.EXTERNAL + len(self.policies) - 1
 
+    def _seed_streams(self, seed) -> None:
+        B = self.num_envs
+        seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * B, np.uint64)
+        K.seed_streams(self.opp_rng, seeds[:B])
+        K.seed_streams(self.seat_rng, seeds[B:])
+        K.seed_streams(self.mix_rng, np.random.SeedSequence([seed, 2]).generate_state(
+            B, np.uint64))
+
+    def set_opponent_mix(self, kinds, weights, per_game: bool = False) -> None:
+        """Draw every new match's opponents from ``kinds`` (``opponent_kinds`` values)
+        with probabilities proportional to ``weights``: each seat on its own, or one draw
+        for all seats when ``per_game``. Applies from the next match on (:meth:`reset`
+        draws them for all games). Empty ``kinds``: keep ``opponent_kinds`` as they are."""
+        kinds = np.asarray(kinds, dtype=np.int64)
+        self.mix_per_game = bool(per_game)
+        if kinds.size == 0:
+            self.mix_cum = np.zeros(0, dtype=np.float64)
+            self.mix_table = np.zeros(0, dtype=np.int64)
+            return
+        w = np.asarray(weights, dtype=np.float64)
+        cum = np.cumsum(w / w.sum())
+        cum[-1] = 1.0
+        self.mix_cum, self.mix_table = cum, kinds
+
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, *, decks=None, dealers=None):
         """New matches everywhere; returns ``(obs, masks)`` at the learner's first turn."""
         game = self.game
         if seed is not None:
-            seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * self.num_envs,
-                                                                     np.uint64)
-            K.seed_streams(self.opp_rng, seeds[:self.num_envs])
-            K.seed_streams(self.seat_rng, seeds[self.num_envs:])
+            self._seed_streams(seed)
         game.reset(seed, decks=decks, dealers=dealers)
         K.draw_learner_seats(self.learner, self.seat_rng, self.num_players)
+        if self.mix_cum.size:
+            K.draw_all_opponents(self.opponent_kinds, self.num_players, self.mix_cum,
+                                 self.mix_table, self.mix_per_game, self.mix_rng)
         self._carry[:] = 0.0
         self._advance(np.full(self.num_envs, -1, dtype=np.int64))
         return self.obs, self.masks
@@ -180,8 +216,10 @@ class BatchedEnv:
                           self.opponent_kinds, self.opp_rng, self.seat_rng, actions,
                           self._reward, self._carry, self._done, self._reason, game.charges,
                           game._winners, game.rewards, self.terminal_obs,
-                          self._ended_totals, self._wait,
-                          self.decisions, self.obs, self.masks, game.size_tab)
+                          self._ended_totals, self.term_kinds, self.term_st,
+                          self.term_stock, self._wait, self.decisions, self.obs, self.masks,
+                          game.size_tab, self.mix_cum, self.mix_table, self.mix_per_game,
+                          self.mix_rng, self.skip_forced)
             actions = self._external_actions()
             if actions is None:
                 return

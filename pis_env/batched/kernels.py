@@ -709,30 +709,60 @@ def draw_learner_seats(learner, seat_rng, n):
         learner[b, L_FRESH] = 1
 
 
+@njit(cache=True, inline="always")
+def draw_opponents(kinds, b, n, cum, table, per_game, rng):
+    """Opponent kinds of game ``b`` for a new match, drawn from a mix (``table[j]`` with
+    cumulative probability ``cum[j]``): one draw per seat, or one for all seats when
+    ``per_game`` (the learner's entry is drawn too but never read)."""
+    k = table[0]
+    for seat in range(n):
+        if seat == 0 or not per_game:
+            u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+            j = 0
+            while j < cum.shape[0] - 1 and u >= cum[j]:
+                j += 1
+            k = table[j]
+        kinds[b, seat] = k
+
+
+@njit(cache=True)
+def draw_all_opponents(kinds, n, cum, table, per_game, rng):
+    """:func:`draw_opponents` for every game."""
+    for b in range(kinds.shape[0]):
+        draw_opponents(kinds, b, n, cum, table, per_game, rng)
+
+
 @njit(cache=True)
 def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
                 reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
-                term_obs, term_totals, wait, decisions, obs, masks, size_tab):
+                term_obs, term_totals, term_kinds, term_st, term_stock, wait, decisions,
+                obs, masks, size_tab, cum, table, per_game, mix_rng, skip_forced):
     """Advance every game ``b`` with ``actions[b] != -2`` for ``BatchedEnv``: apply
     ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
     play in-kernel opponents (``kinds[b, seat]`` 0 random, 1 greedy) until it is the
     learner's turn (``wait[b] = 0``; its observation and mask are written) or an external
-    opponent's (``wait[b] = kinds[b, seat] >= 2``).
+    opponent's (``wait[b] = kinds[b, seat] >= 2``). With ``skip_forced`` the learner's
+    forced moves (a single legal action) are played here too, and do not count as its
+    first decision of a match.
 
     Rewards of deals that end go to ``reward[b]`` (the learner's seat's); a finished match
-    sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``
-    and the match totals into ``term_totals[b]``, and starts a new match. Until the
-    learner's first decision in a new match, its deal rewards wait in ``carry[b]`` for
-    the next step; a new match that ends before that decision is discarded (an episode
-    needs at least one decision)."""
+    sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``,
+    the match totals into ``term_totals[b]``, its opponent kinds into ``term_kinds[b]`` and
+    its final state into ``term_st[b]`` / ``term_stock[b]``, and starts a new match, whose
+    opponents are drawn from the mix (:func:`draw_opponents`) when ``cum`` is not empty.
+    Until the learner's first decision in a new match, its deal rewards wait in
+    ``carry[b]`` for the next step; a new match that ends before that decision is
+    discarded (an episode needs at least one decision)."""
     n = cfg[C_N]
+    mix = cum.shape[0] > 0
     for b in range(actions.shape[0]):
         a = actions[b]
         if a == -2:
             continue
+        forced = False
         while True:
             if a >= 0:
-                if st[b, CUR] == learner[b, L_SEAT]:
+                if st[b, CUR] == learner[b, L_SEAT] and not forced:
                     learner[b, L_FRESH] = 0
                 decisions[b] += 1
                 apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
@@ -749,20 +779,31 @@ def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, a
                             write_obs(st, cfg, b, learner[b, L_SEAT], term_obs[b], size_tab)
                             for i in range(n):
                                 term_totals[b, i] = st[b, TOTAL + i]
+                                term_kinds[b, i] = kinds[b, i]
+                            term_st[b, :] = st[b, :]
+                            term_stock[b, :] = stock[b, :]
                         carry[b] = 0.0
                         st[b, NSTACK] = 0
                         new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
                         if learner[b, L_REDRAW]:
                             learner[b, L_SEAT] = rand_below(seat_rng, b, n)
                         learner[b, L_FRESH] = 1
+                        if mix:
+                            draw_opponents(kinds, b, n, cum, table, per_game, mix_rng)
                     else:
                         start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
             cur = st[b, CUR]
             if cur == learner[b, L_SEAT]:
+                legal = st[b, LEGAL]
+                if skip_forced and legal & (legal - 1) == 0:
+                    a = lowbit_index(legal)
+                    forced = True
+                    continue
                 wait[b] = 0
                 write_obs(st, cfg, b, cur, obs[b], size_tab)
-                write_mask(st[b, LEGAL], masks[b])
+                write_mask(legal, masks[b])
                 break
+            forced = False
             kind = kinds[b, cur]
             if kind >= EXTERNAL:
                 wait[b] = kind

@@ -41,15 +41,12 @@ before the learner's first real decision is replaced, as ``LeagueEnv`` does.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from numba import njit
 from stable_baselines3.common.vec_env import VecEnv
 
 from ..rules import Rules
@@ -61,192 +58,6 @@ BUILTIN = ("random", "greedy")
 
 #: A batched opponent: ``policy(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-# ---------------------------------------------------------------------- kernels
-def _kernels_tag() -> int:
-    """A hash of ``kernels.py``. The kernels below inline its rule functions, but numba's
-    cache only checks the stamp of *this* file: the tag, a closure constant, is part of
-    numba's cache key, so an edit of the rules recompiles them instead of loading stale
-    machine code."""
-    data = Path(K.__file__).read_bytes()
-    return int(hashlib.sha256(data).hexdigest()[:15], 16)
-
-
-# Module globals (numba freezes them); only the tag is a closure variable, so that the
-# cache key (which hashes closure contents) is the same in every process.
-CUR, OVER, MOVER, REASON, NSTACK, DEALER, LEGAL, TOTAL = (
-    K.CUR, K.OVER, K.MOVER, K.REASON, K.NSTACK, K.DEALER, K.LEGAL, K.TOTAL)
-L_SEAT, L_REDRAW, L_FRESH, EXTERNAL, C_N = K.L_SEAT, K.L_REDRAW, K.L_FRESH, K.EXTERNAL, K.C_N
-apply_action, new_match, start_deal = K.apply_action, K.new_match, K.start_deal
-write_obs, write_mask, rand_below = K.write_obs, K.write_mask, K.rand_below
-rand_u64, policy_action, lowbit_index = K.rand_u64, K.policy_action, K.lowbit_index
-
-
-@njit(cache=True, inline="always")
-def draw_row(kinds, b, n, cum, table, per_game, rng):
-    """Opponent kinds of game ``b`` for a new match, from the mix (all seats drawn; the
-    learner's entry is never read)."""
-    k = table[0]
-    for seat in range(n):
-        if seat == 0 or not per_game:
-            u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-            j = 0
-            while j < cum.shape[0] - 1 and u >= cum[j]:
-                j += 1
-            k = table[j]
-        kinds[b, seat] = k
-
-
-def _make_kernels(tag: int):
-    @njit(cache=True)
-    def draw_kinds(kinds, n, cum, table, per_game, rng):
-        if tag < 0:
-            return
-        for b in range(kinds.shape[0]):
-            draw_row(kinds, b, n, cum, table, per_game, rng)
-
-    @njit(cache=True)
-    def advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
-                reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
-                term_obs, term_totals, wait, decisions, obs, masks, size_tab,
-                cum, table, per_game, mix_rng, term_kinds, term_st, term_stock, skip_forced):
-        """``kernels.env_advance`` plus: a finished match's opponent kinds go into
-        ``term_kinds[b]`` (its final state into ``term_st[b]`` / ``term_stock[b]``) and
-        the new match's are drawn from the mix (when ``cum`` is not empty); with
-        ``skip_forced`` the learner's forced moves are played here (they do not count as
-        its first decision of a match)."""
-        if tag < 0:
-            return
-        n = cfg[C_N]
-        mix = cum.shape[0] > 0
-        for b in range(actions.shape[0]):
-            a = actions[b]
-            if a == -2:
-                continue
-            forced = False
-            while True:
-                if a >= 0:
-                    if st[b, CUR] == learner[b, L_SEAT] and not forced:
-                        learner[b, L_FRESH] = 0
-                    decisions[b] += 1
-                    apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners,
-                                 out_rewards)
-                    if st[b, OVER]:
-                        r = out_rewards[b, learner[b, L_SEAT]]
-                        if learner[b, L_FRESH]:
-                            carry[b] += r
-                        else:
-                            out_reason[b] = st[b, REASON]
-                            reward[b] += r
-                        if st[b, MOVER]:
-                            if not learner[b, L_FRESH]:
-                                done[b] = 1
-                                write_obs(st, cfg, b, learner[b, L_SEAT], term_obs[b],
-                                          size_tab)
-                                for i in range(n):
-                                    term_totals[b, i] = st[b, TOTAL + i]
-                                    term_kinds[b, i] = kinds[b, i]
-                                term_st[b, :] = st[b, :]
-                                term_stock[b, :] = stock[b, :]
-                            carry[b] = 0.0
-                            st[b, NSTACK] = 0
-                            new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
-                            if learner[b, L_REDRAW]:
-                                learner[b, L_SEAT] = rand_below(seat_rng, b, n)
-                            learner[b, L_FRESH] = 1
-                            if mix:
-                                draw_row(kinds, b, n, cum, table, per_game, mix_rng)
-                        else:
-                            start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
-                cur = st[b, CUR]
-                if cur == learner[b, L_SEAT]:
-                    legal = st[b, LEGAL]
-                    if skip_forced and legal & (legal - 1) == 0:
-                        a = lowbit_index(legal)
-                        forced = True
-                        continue
-                    wait[b] = 0
-                    write_obs(st, cfg, b, cur, obs[b], size_tab)
-                    write_mask(legal, masks[b])
-                    break
-                forced = False
-                kind = kinds[b, cur]
-                if kind >= EXTERNAL:
-                    wait[b] = kind
-                    break
-                a = policy_action(kind, st, opp_rng, b)
-
-    return draw_kinds, advance
-
-
-_draw_kinds, _advance = _make_kernels(_kernels_tag())
-
-
-class _MixEnv(BatchedEnv):
-    """``BatchedEnv`` with opponents drawn per match from a weighted mix, forced learner
-    moves played by the kernel, and the finished matches' opponent kinds kept."""
-
-    def __init__(self, num_envs, rules, *, opponent, learner_seat, seed, skip_forced,
-                 mix_per_game):
-        super().__init__(num_envs, rules, opponent=opponent, learner_seat=learner_seat,
-                         seed=seed)
-        self.skip_forced = bool(skip_forced)
-        self.mix_per_game = bool(mix_per_game)
-        self.mix_cum = np.zeros(0, dtype=np.float64)
-        self.mix_table = np.zeros(0, dtype=np.int64)
-        self.mix_rng = np.empty(num_envs, dtype=np.uint64)
-        self._seed_mix(seed)
-        self.term_kinds = np.zeros_like(self.opponent_kinds)
-        self.term_st = np.zeros_like(self.game.st)
-        self.term_stock = np.zeros_like(self.game.stock)
-        self._redraw = False
-
-    def _seed_mix(self, seed) -> None:
-        seeds = np.random.SeedSequence([seed, 2]).generate_state(self.num_envs, np.uint64)
-        K.seed_streams(self.mix_rng, seeds)
-
-    def set_mix(self, kinds: np.ndarray, weights: np.ndarray) -> None:
-        """Draw opponents from ``kinds`` with ``weights`` at every new match (from the next
-        match on; :meth:`reset` draws them for all games). Empty: keep ``opponent_kinds``."""
-        kinds = np.asarray(kinds, dtype=np.int64)
-        w = np.asarray(weights, dtype=np.float64)
-        if kinds.size == 0:
-            self.mix_cum = np.zeros(0, dtype=np.float64)
-            self.mix_table = np.zeros(0, dtype=np.int64)
-            return
-        cum = np.cumsum(w / w.sum())
-        cum[-1] = 1.0
-        self.mix_cum, self.mix_table = cum, kinds
-
-    def reset(self, seed=None, *, decks=None, dealers=None):
-        if seed is not None:
-            self._seed_mix(seed)
-        self._redraw = True
-        return super().reset(seed, decks=decks, dealers=dealers)
-
-    def _advance(self, actions: np.ndarray) -> None:
-        game = self.game
-        if self._redraw:
-            self._redraw = False
-            if self.mix_cum.size:
-                _draw_kinds(self.opponent_kinds, self.num_players, self.mix_cum,
-                            self.mix_table, self.mix_per_game, self.mix_rng)
-        self._reward[:] = self._carry
-        self._carry[:] = 0.0
-        self._done[:] = 0
-        self._reason[:] = 0
-        while True:
-            _advance(game.st, game.stock, game.decks, game.rng, game.cfg, self.learner,
-                     self.opponent_kinds, self.opp_rng, self.seat_rng, actions,
-                     self._reward, self._carry, self._done, self._reason, game.charges,
-                     game._winners, game.rewards, self.terminal_obs, self._ended_totals,
-                     self._wait, self.decisions, self.obs, self.masks, game.size_tab,
-                     self.mix_cum, self.mix_table, self.mix_per_game, self.mix_rng,
-                     self.term_kinds, self.term_st, self.term_stock, self.skip_forced)
-            actions = self._external_actions()
-            if actions is None:
-                return
 
 
 # ---------------------------------------------------------------------- opponents
@@ -496,6 +307,7 @@ class BatchedVecEnv(VecEnv):
         if self.features not in (("obs",), ("obs", "mask")):
             raise ValueError(f"features={features!r}: ('obs',) or ('obs', 'mask')")
         self.rules = rules
+        self.mix_per = mix_per
         self.num_players = n = rules.num_players
         self.multi_deal = rules.num_deals > 1
         self.skip_forced = bool(skip_forced)
@@ -509,9 +321,8 @@ class BatchedVecEnv(VecEnv):
         self._pending_seed: int | None = None
         seat = "random" if learner_seat in (None, "random") else learner_seat
         per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
-        self._env = _MixEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
-                            learner_seat=seat, seed=self._seed, skip_forced=skip_forced,
-                            mix_per_game=mix_per == "game")
+        self._env = BatchedEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
+                               learner_seat=seat, seed=self._seed, skip_forced=skip_forced)
         env = self._env
         self.obs_size = env.obs_size
         self._names: dict[int, str] = {0: "random", 1: "greedy"}
@@ -606,8 +417,8 @@ class BatchedVecEnv(VecEnv):
         kinds = [self._kind(o) for o, _ in items]
         for (o, _), k in zip(items, kinds):
             self._names[k] = _name_of(o)
-        self._env.set_mix(np.array(kinds, dtype=np.int64),
-                          np.array([w for _, w in items], dtype=np.float64))
+        self._env.set_opponent_mix(kinds, [w for _, w in items],
+                                   per_game=self.mix_per == "game")
         self.mix = {_name_of(o): w for o, w in items}
         used = set(kinds) | set(np.unique(self._env.opponent_kinds).tolist())
         for i in range(len(self._env.policies)):
