@@ -95,10 +95,16 @@ def openskill_ratings(
     (lower is better, equal ranks tie). A name must appear at most once in a game.
     Games are applied in the given order (ratings are order-dependent), so a fixed order
     gives fixed ratings. ``players`` lists names to report even if they never played.
+
+    The model has no skill dynamics (``tau=0``): the bots of a tournament do not change
+    while it runs, so every game should count alike. With OpenSkill's default ``tau``
+    (a little variance added before each game) sigma never shrinks and the last few
+    hundred games decide the ratings: a bot winning 53.8% of 10,000 deals could end up
+    rated below its opponent.
     """
     from openskill.models import PlackettLuce
 
-    model = PlackettLuce()
+    model = PlackettLuce(tau=0.0)
     current: dict[str, object] = {}
     for name in players or ():
         current[name] = model.rating(name=name)
