@@ -452,6 +452,27 @@ def test_privileged_critic_policy(tmp_path):
     assert play_deals(s["policy_pt"], 2) > 0
 
 
+def test_hide_from_actor_ablation(tmp_path):
+    """Hidden segments stay out of the actor through pretraining, PPO and a resume: its
+    first-layer weights on them are zero in the saved policy, so it plays the same
+    whatever those segments hold."""
+    from agents.ppo import load_policy
+    from pis_env.observation import Layout
+
+    cfg = tiny_config(tmp_path, "total_timesteps=1024", "pretrain.teacher=greedy",
+                      "pretrain.decisions=1000", "pretrain.epochs=1",
+                      "policy.hide_from_actor=[discard, drew_on_suit]")
+    first = run(cfg, callbacks=[StopAt(600)], verbose=False)
+    s = run(resume=first["run_dir"], verbose=False)
+    layout = Layout.of(2)
+    w = load_policy(s["policy"]).layers[0][0]  # [inputs, hidden]
+    for name in ("discard", "drew_on_suit"):
+        assert not w[layout.offsets[name]].any()
+    assert w[layout.offsets["hand"]].any() and w[layout.offsets["top_card"]].any()
+    with pytest.raises(C.ConfigError, match="hide_from_actor.*discard"):
+        C.build(None, ["policy.hide_from_actor=[discards]"])
+
+
 @pytest.mark.parametrize("skip_forced", [False, True])
 def test_league_env_never_hands_over_a_finished_deal(skip_forced):
     """At 7 players the opener can draw the stock dry before the learner moves."""

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from pis_env import Rules
+from pis_env.observation import segment_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
         "features": ["obs", "mask"],  # network input: the observation, then the legal mask
         "normalize_obs": False,  # running mean/std normalisation of the input
         "privileged_critic": False,  # the value net also sees the hidden cards (train/policy.py)
+        "hide_from_actor": [],   # observation segments the actor never reads (an ablation:
+                                 # e.g. [drew_on_suit, discard]); see train/policy.py
     },
     "league": {
         # The mix each opponent seat is drawn from: agent names of agents.make, and "self"
@@ -406,6 +409,12 @@ def _check(cfg: dict) -> None:
     if not feats or len(set(feats)) != len(feats) or not set(feats) <= {"obs", "mask"} \
             or "obs" not in feats:
         raise ConfigError(f"policy.features={feats!r}: 'obs', optionally with 'mask'")
+    hidden = cfg["policy"]["hide_from_actor"]
+    segments = [name for name, _ in segment_table(7, 2)]
+    unknown = [h for h in hidden if h not in segments]
+    if unknown:
+        raise ConfigError(f"policy.hide_from_actor: unknown observation segment(s) "
+                          f"{unknown}; the segments are {', '.join(segments)}")
     _check_agents(cfg)
 
 

@@ -1,5 +1,6 @@
-"""An asymmetric actor-critic for MaskablePPO: the critic also sees the hidden cards.
+"""Policy networks for MaskablePPO: an asymmetric actor-critic, and actor ablations.
 
+**Privileged critic.**
 With ``policy.privileged_critic: true`` the training observation is the policy input (the
 observation and the mask) followed by privileged features that only the env knows: every
 opponent's hand and the next cards of the stock. The actor network reads the first
@@ -8,10 +9,19 @@ actor is exactly the ``mlp_extractor.policy_net`` + ``action_net`` that
 ``agents.ppo.NumpyPolicy`` runs); the critic reads everything, which removes most of the
 luck from its value estimates and so most of the noise from PPO's advantages (a baseline
 may depend on the hidden state without biasing the policy gradient).
+
+**Hidden segments** (``policy.hide_from_actor``, :func:`hide_from_actor`): the actor's
+first layer has zero weights on the columns of the named observation segments, and a
+gradient hook keeps them zero, so the actor (and every saved policy or snapshot of it)
+plays without that information while the environment and the critic are unchanged. That
+is how the observation features are ablated.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
@@ -64,3 +74,32 @@ class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
         data = super()._get_constructor_parameters()
         data["actor_dim"] = self.actor_dim
         return data
+
+
+def hidden_columns(num_players: int, num_deals: int, segments: Sequence[str]) -> np.ndarray:
+    """The input columns (of the observation part, which comes first) of ``segments``."""
+    from pis_env.observation import Layout
+
+    layout = Layout.of(num_players, num_deals)
+    cols = []
+    for name in segments:
+        if name not in layout.offsets:
+            raise ValueError(f"no observation segment {name!r} at this table; the segments "
+                             f"are {', '.join(layout.offsets)}")
+        sl = layout.offsets[name]
+        cols.extend(range(sl.start, sl.stop))
+    return np.array(sorted(set(cols)), dtype=np.int64)
+
+
+def hide_from_actor(policy, columns: np.ndarray) -> None:
+    """Zero the actor's first-layer weights on ``columns`` and keep them zero (a gradient
+    hook; Adam's update of a parameter whose gradient is always zero is zero). Call it
+    after building or loading a model; with no columns it does nothing."""
+    if len(columns) == 0:
+        return
+    layer = policy.mlp_extractor.policy_net[0]
+    keep = torch.ones(layer.in_features, dtype=layer.weight.dtype)
+    keep[torch.as_tensor(columns)] = 0.0
+    with torch.no_grad():
+        layer.weight.mul_(keep)
+    layer.weight.register_hook(lambda grad: grad * keep)

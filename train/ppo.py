@@ -190,6 +190,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     from train import checkpoint as ckpt
     from train.callbacks import TrainingCallback
     from train.league import League
+    from train.policy import hidden_columns, hide_from_actor
 
     def say(*args):
         if verbose:
@@ -272,6 +273,10 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         model.set_random_seed(seed + start_step)
         say(f"resuming {run_dir} from step {model.num_timesteps:,} "
             f"({ckpt_path.name}, pool of {len(league.snapshots)})")
+
+    rules = cfg["rules"]
+    hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
+                                                 cfg["policy"]["hide_from_actor"]))
 
     elapsed_before = float(state.get("train_seconds", 0.0))
     t_start = time.time()
