@@ -39,9 +39,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "self_play_heavy": ("opponents: heuristic 0.5, snapshots 0.5",
                         ["league.opponents={heuristic: 0.5, self: 0.5}"]),
     "no_pretrain": ("no imitation of the heuristic before PPO", ["pretrain.teacher=null"]),
+    "low_entropy": ("entropy bonus 0.002 instead of 0.01", ["ppo.ent_coef=0.002"]),
+    "lambda_0.8": ("GAE lambda 0.8 instead of 0.95 (leans more on the critic)",
+                   ["ppo.gae_lambda=0.8"]),
 }
 DEFAULT_SET = ["base", "no_drew_on_suit", "no_memory", "no_privileged_critic",
-               "heuristic_only", "mixed_league"]
+               "heuristic_only", "mixed_league", "low_entropy", "lambda_0.8"]
 
 
 def command(name: str, args) -> list[str]:
