@@ -1,4 +1,4 @@
-"""``python -m train.ablations``: variants trained side by side, a table and curves."""
+"""``python -m train.ablations`` (variants side by side) and ``python -m train.curves``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from train import ablations  # noqa: E402
+from train.curves import main as curves_main  # noqa: E402
+from train.curves import training_curve  # noqa: E402
 
 TINY_BASE = """\
 n_envs: 2
@@ -31,13 +33,19 @@ def test_two_variants_table_and_curves(tmp_path, capsys):
     table = (out / "results.md").read_text()
     assert "| base |" in table and "| no_memory |" in table and "1,024" in table
     assert (out / "curves.png").stat().st_size > 0
-    steps, values = ablations.training_curve(out / "base", tag="league/random/win_rate")
+    steps, values = training_curve(out / "base", tag="league/random/win_rate")
     assert steps and all(0.0 <= v <= 1.0 for v in values)
+    png = tmp_path / "c.png"
+    assert curves_main([str(out / "base"), str(out / "no_memory"), "--out", str(png),
+                        "--tag", "league/random/win_rate"]) == 0
+    assert png.stat().st_size > 0 and "2 of 2 runs" in capsys.readouterr().out
     capsys.readouterr()
     assert ablations.main(argv) == 0  # finished variants are not trained again
     assert "start" not in capsys.readouterr().out
 
 
-def test_unknown_variant_is_an_error():
+def test_unknown_variant_and_missing_logs_are_errors(tmp_path):
     with pytest.raises(SystemExit):
         ablations.main(["--only", "base,no_such_thing"])
+    with pytest.raises(SystemExit):
+        curves_main([str(tmp_path / "no_run")])

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from train.curves import plot_curves
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: name -> (what changes, config overrides)
@@ -99,46 +101,6 @@ def results_table(names: list[str], out: str) -> str:
     return "\n".join(lines)
 
 
-def training_curve(run_dir: Path, tag: str = "league/heuristic/win_rate"):
-    """(steps, values) of a TensorBoard scalar over every event file of a run."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    points: dict[int, float] = {}
-    for f in sorted((run_dir / "tb").glob("**/events.out.tfevents.*")):
-        acc = EventAccumulator(str(f), size_guidance={"scalars": 0})
-        acc.Reload()
-        if tag in acc.Tags()["scalars"]:
-            points.update({e.step: e.value for e in acc.Scalars(tag)})
-    steps = sorted(points)
-    return steps, [points[s] for s in steps]
-
-
-def plot_curves(names: list[str], out: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name in names:
-        steps, values = training_curve(Path(out) / name)
-        if len(steps) < 2:
-            continue
-        k = max(1, len(values) // 30)  # moving average over ~1/30 of the run
-        smooth = np.convolve(values, np.ones(k) / k, mode="valid")
-        ax.plot(np.array(steps[k - 1:]) / 1e6, 100 * smooth, label=name)
-    ax.axhline(50, color="grey", lw=0.8, ls="--", label="_even")
-    ax.set_xlabel("PPO steps (millions)")
-    ax.set_ylabel("training win rate vs heuristic (%)")
-    ax.set_title("Ablations: the stochastic policy's recent wins against heuristic")
-    if ax.lines[1:]:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--base", default=str(ROOT / "configs" / "ppo_2p_long.yaml"))
@@ -159,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     run_all(names, args)
     table = results_table(names, args.out)
     (Path(args.out) / "results.md").write_text(table + "\n", encoding="utf-8")
-    plot_curves(names, args.out, Path(args.out) / "curves.png")
+    plot_curves([Path(args.out) / n for n in names], Path(args.out) / "curves.png",
+                title="Ablations: the stochastic policy's recent wins against heuristic")
     print(table)
     print(f"wrote {Path(args.out) / 'results.md'} and {Path(args.out) / 'curves.png'}")
     return 0
