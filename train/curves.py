@@ -68,11 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="curves.png")
     p.add_argument("--tag", default=DEFAULT_TAG, help="the TensorBoard scalar to plot")
     p.add_argument("--title", default=None)
+    p.add_argument("--labels", default=None, help="comma-separated legend labels, one per run")
     args = p.parse_args(argv)
+    labels = args.labels.split(",") if args.labels else None
+    if labels and len(labels) != len(args.runs):
+        p.error(f"--labels: {len(labels)} labels for {len(args.runs)} runs")
     missing = [r for r in args.runs if not (Path(r) / "tb").is_dir()]
     if missing:
         p.error(f"no TensorBoard logs (tb/) in {', '.join(missing)}")
-    drawn = plot_curves(args.runs, args.out, args.tag, args.title)
+    drawn = plot_curves(args.runs, args.out, args.tag, args.title, labels)
     print(f"wrote {args.out} ({drawn} of {len(args.runs)} runs have {args.tag})")
     return 0
 
