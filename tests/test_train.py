@@ -28,10 +28,11 @@ from train.ppo import run  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 TINY = [
-    "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256", "ppo.n_epochs=1",
+    "vec_env=dummy", "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256", "ppo.n_epochs=1",
     "policy.net_arch=[32,32]", "eval.deals=0", "log.tensorboard=false", "log.progress=false",
     "league.opponents={random: 1}", "checkpoint.every=1024", "league.snapshot_every=512",
-    "pretrain.teacher=null", "max_minutes=null",
+    "pretrain.teacher=null", "max_minutes=null", "policy.privileged_critic=false",
+    "win_bonus=0",
 ]
 
 

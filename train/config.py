@@ -39,27 +39,27 @@ DEFAULTS: dict[str, Any] = {
     "name": "ppo_2p",            # run name: the run directory is runs/<name>-<timestamp>
     "run_dir": None,             # explicit run directory (overrides name)
     "seed": 0,
-    "total_timesteps": 2_000_000,
+    "total_timesteps": 20_000_000,
     "max_minutes": 7.0,          # stop training after this much training time (cumulative,
                                  # pretraining included; null: no limit)
     "num_players": 2,            # null: take num_players from the rules
     "rules_file": None,          # a rules YAML (configs/rules/*.yaml)
     "rules": {},                 # rules options on top of rules_file (pis_env keywords)
-    "win_bonus": 0.0,            # added to the learner's reward: +bonus for a win, -bonus
+    "win_bonus": 0.5,            # added to the learner's reward: +bonus for a win, -bonus
                                  # for a loss (shared as in reward="win"), on top of the
                                  # rules' reward
     "skip_forced": True,         # the env plays the learner's forced moves (1 legal action)
-    "n_envs": 32,
-    "vec_env": "dummy",          # dummy | subproc | batched (numba engine, pis_env.batched)
+    "n_envs": 512,
+    "vec_env": "batched",        # dummy | subproc | batched (numba engine, pis_env.batched)
                                  # | "module:function" (a VecEnv factory)
     "torch_threads": 1,          # torch.set_num_threads (0: torch default); 1 suits 2 busy cores
     "ppo": {
-        "learning_rate": 3.0e-4,
+        "learning_rate": 5.0e-4,
         "lr_schedule": "constant",  # constant | linear (to lr_final_fraction at the end)
         "lr_final_fraction": 0.1,
-        "n_steps": 128,          # per env per rollout
-        "batch_size": 2048,
-        "n_epochs": 4,
+        "n_steps": 32,           # per env per rollout
+        "batch_size": 8192,
+        "n_epochs": 1,
         "gamma": 1.0,
         "gae_lambda": 0.95,
         "clip_range": 0.2,
@@ -75,16 +75,16 @@ DEFAULTS: dict[str, Any] = {
         "ortho_init": True,
         "features": ["obs", "mask"],  # network input: the observation, then the legal mask
         "normalize_obs": False,  # running mean/std normalisation of the input
-        "privileged_critic": False,  # the value net also sees the hidden cards (train/policy.py)
+        "privileged_critic": True,  # the value net also sees the hidden cards (train/policy.py)
         "hide_from_actor": [],   # observation segments the actor never reads (an ablation:
                                  # e.g. [drew_on_suit, discard]); see train/policy.py
     },
     "league": {
         # The mix each opponent seat is drawn from: agent names of agents.make, and "self"
         # for the pool of frozen snapshots of the learner.
-        "opponents": {"greedy": 0.3, "heuristic": 0.5, "self": 0.2},
+        "opponents": {"heuristic": 0.8, "self": 0.2},
         "learner_seat": None,     # null: a random seat every episode
-        "snapshot_every": 100_000,
+        "snapshot_every": 500_000,
         "pool_size": 10,
         "prioritized": True,      # pick snapshots the learner still loses to more often
         "priority_power": 2.0,    # weight (1 - score)^p (AlphaStar's PFSP "hard")
@@ -94,14 +94,14 @@ DEFAULTS: dict[str, Any] = {
     "pretrain": {
         # Behaviour cloning of a bot before PPO (null: start from a random policy).
         "teacher": "heuristic",
-        "decisions": 100_000,    # teacher decisions at the learner's seat
-        "epochs": 3,
+        "decisions": 300_000,    # teacher decisions at the learner's seat
+        "epochs": 4,
         "batch_size": 1024,
         "learning_rate": 1.0e-3,
         "value_coef": 1.0,       # weight of the value head's return regression
     },
     "checkpoint": {
-        "every": 250_000,
+        "every": 2_000_000,
         "keep": 2,
     },
     "eval": {
