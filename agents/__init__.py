@@ -7,6 +7,7 @@ returns a legal action id for an ``env.observe()`` dict.
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from .base import Agent, AgentProtocol, legal_actions
 
@@ -33,4 +34,21 @@ def make(name: str, **kwargs) -> Agent:
     return cls(**kwargs)
 
 
-__all__ = ["Agent", "AgentProtocol", "REGISTRY", "legal_actions", "make"]
+def make_for_table(name: str, rules: dict, seed: int | None = None) -> Agent:
+    """``make(name)`` for a table of ``rules`` (a rules options dict): the table size and
+    deal count, the seed when given, and the rules themselves for bots that take
+    ``rules=`` (``mc`` simulates the variant being played)."""
+    kwargs = {"num_players": int(rules["num_players"]),
+              "num_deals": int(rules.get("num_deals", 1))}
+    if seed is not None:
+        kwargs["seed"] = seed
+    cls_path = REGISTRY.get(name.split(":", 1)[0])
+    if cls_path is not None:
+        module_name, class_name = cls_path.split(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        if "rules" in inspect.signature(cls).parameters:
+            kwargs["rules"] = {k: v for k, v in rules.items() if k != "illegal_action"}
+    return make(name, **kwargs)
+
+
+__all__ = ["Agent", "AgentProtocol", "REGISTRY", "legal_actions", "make", "make_for_table"]

@@ -86,6 +86,7 @@ charging the offender 3 × its hand points + 100 (`"terminate"`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -293,6 +294,14 @@ def deal_rewards(charges: list[int], winners: list[bool], mode: str) -> list[flo
     if num_winners in (0, n):
         return [0.0] * n
     return [1.0 / num_winners if w else -1.0 / (n - num_winners) for w in winners]
+
+
+def win_share(charges: Sequence[int]) -> float:
+    """Seat 0's ``"win"`` reward (``deal_rewards``) when the lowest charges win: +1 split
+    among them, -1 among the others, 0 when everyone ties. Training's ``win_bonus``
+    scales it."""
+    low = min(charges)
+    return deal_rewards(list(charges), [c == low for c in charges], "win")[0]
 
 
 def history_of(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None) -> dict:

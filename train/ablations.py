@@ -71,10 +71,11 @@ def run_all(names: list[str], args) -> None:
     while todo or running:
         while todo and len(running) < args.jobs:
             name = todo.pop(0)
+            cmd = command(name, args)
             log = open(Path(args.out) / f"{name}.log", "a", encoding="utf-8")
-            print(f"start {name}: {' '.join(command(name, args)[1:])}", flush=True)
-            running.append((name, subprocess.Popen(command(name, args), stdout=log,
-                                                   stderr=subprocess.STDOUT, cwd=ROOT), log))
+            print(f"start {name}: {' '.join(cmd[1:])}", flush=True)
+            running.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                                   cwd=ROOT), log))
         time.sleep(2)
         for item in list(running):
             name, proc, log = item

@@ -23,6 +23,7 @@ import numpy as np
 
 from agents.ppo import NumpyPolicy
 from pis_env.engine import NUM_ACTIONS
+from pis_env.env import win_share
 from pis_env.wrappers import SingleAgentEnv
 
 SELF = "self"
@@ -236,35 +237,11 @@ def _state_of(policy: NumpyPolicy) -> dict[str, np.ndarray]:
     return out
 
 
-def _win_share(charges: list[int]) -> float:
-    """The learner's (index 0) share of a "win" reward: +1 split among the lowest
-    charges, -1 among the others, 0 when everyone ties."""
-    low = min(charges)
-    winners = sum(1 for c in charges if c == low)
-    n = len(charges)
-    if winners == n:
-        return 0.0
-    return 1.0 / winners if charges[0] == low else -1.0 / (n - winners)
-
-
 def make_bot(name: str, rules: dict, seed: int):
     """``agents.make(name)`` for this table; bots that take ``rules=`` get the variant."""
-    import inspect
-
     import agents
 
-    kwargs = {"num_players": int(rules["num_players"]),
-              "num_deals": int(rules.get("num_deals", 1)), "seed": seed}
-    base = name.split(":", 1)[0] if name.startswith("ppo:") else name
-    cls_path = agents.REGISTRY.get(base)
-    if cls_path is not None:
-        import importlib
-
-        module_name, class_name = cls_path.split(":")
-        cls = getattr(importlib.import_module(module_name), class_name)
-        if "rules" in inspect.signature(cls).parameters:
-            kwargs["rules"] = {k: v for k, v in rules.items() if k != "illegal_action"}
-    return agents.make(name, **kwargs)
+    return agents.make_for_table(name, rules, seed)
 
 
 class LeagueEnv(gym.Env):
@@ -390,7 +367,7 @@ class LeagueEnv(gym.Env):
             if terminated:
                 result = info["league"] = self._result()
                 if self.win_bonus:
-                    bonus = self.win_bonus * _win_share(result["charges"])
+                    bonus = self.win_bonus * win_share(result["charges"])
                     reward += bonus
                     self._ep_return += bonus
                     info["episode"]["r"] = self._ep_return

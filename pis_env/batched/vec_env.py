@@ -49,6 +49,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from ..env import win_share
 from ..rules import Rules
 from . import kernels as K
 from .env import BatchedEnv
@@ -375,20 +376,9 @@ class BatchedVecEnv(VecEnv):
     def _make_bot(self, name: str):
         if self._bot_factory is not None:
             return self._bot_factory(name)
-        import inspect
-
         import agents
 
-        kwargs = {"num_players": self.num_players, "num_deals": self.rules.num_deals}
-        module_name, _, class_name = agents.REGISTRY.get(name.split(":")[0], ":").partition(":")
-        if module_name:
-            import importlib
-
-            cls = getattr(importlib.import_module(module_name), class_name)
-            if "rules" in inspect.signature(cls).parameters:
-                kwargs["rules"] = {k: v for k, v in self.rules.to_dict().items()
-                                   if k != "illegal_action"}
-        return agents.make(name, **kwargs)
+        return agents.make_for_table(name, self.rules.to_dict())
 
     def _kind(self, opponent) -> int:
         """The kind id of an opponent (registering a new callable in a free slot)."""
@@ -492,7 +482,7 @@ class BatchedVecEnv(VecEnv):
                                              for s in order[1:]],
                                "charges": ch, "win": ch[0] == min(ch)}
                 if self.win_bonus:
-                    bonus = self.win_bonus * _win_share(ch)
+                    bonus = self.win_bonus * win_share(ch)
                     rewards[i] += bonus
                     self._ep_return[i] += bonus
             d["episode"] = {"r": float(self._ep_return[i]), "l": int(self._ep_len[i]),
@@ -582,17 +572,6 @@ class BatchedVecEnv(VecEnv):
     def decisions(self) -> int:
         """Decisions applied so far in all games (the learner's and the opponents')."""
         return int(self._env.decisions.sum())
-
-
-def _win_share(charges: Sequence[int]) -> float:
-    """The learner's (index 0) share of a "win": +1 split among the lowest charges, -1
-    among the others, 0 when everyone ties (``train.league._win_share``)."""
-    low = min(charges)
-    winners = sum(1 for c in charges if c == low)
-    n = len(charges)
-    if winners == n:
-        return 0.0
-    return 1.0 / winners if charges[0] == low else -1.0 / (n - winners)
 
 
 # ---------------------------------------------------------------------- train/ppo.py
