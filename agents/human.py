@@ -7,8 +7,11 @@ one. After a Jack the nomination is its own prompt with the suits. Input may be 
 number, a card name (``7c``, ``10♥``), ``d``/``draw``, ``p``/``pass``, or for a suit
 ``c``/``d``/``h``/``s``; ``?`` shows help and ``q`` quits.
 
-Bad input (text, a number out of range, a card that cannot be played now, an empty line)
-prints a message and asks again: nothing is played until a valid move is read. End of
+Bad input (text, a number out of range, a card that cannot be played now) prints a
+message and asks again: nothing is played until a valid move is read. When only one move
+is possible the prompt shows it alone in brackets (``Your move [1]:``) and Enter on an
+empty line accepts it; with several moves the brackets show their range and an empty line
+is asked again (a stray Enter never plays a card). End of
 input, Ctrl-C and ``q`` raise ``QuitGame`` (with ``reason`` ``"eof"``, ``"interrupt"``,
 ``"quit"``), which the terminal game (``agents.play``) turns into a clean exit.
 
@@ -209,8 +212,9 @@ class HumanAgent(Agent):
     def help_text() -> str:
         return (
             "Type the number of a move, or a card (7c, 10h, J♠), d to draw, p to pass, "
-            "q to quit.\nMatch the top card's rank or the active suit; a Jack goes on "
-            "anything but a Jack and names the next suit. 7: the next player draws 3 "
+            "q to quit; Enter alone accepts [1] when it is the only move.\nMatch the top "
+            "card's rank or the active suit; a Jack goes on anything but a Jack and names "
+            "the next suit. 7: the next player draws 3 "
             "unless they answer with a 7. 8: skip. 10: reverse. A: play again."
         )
 
@@ -236,6 +240,8 @@ class HumanAgent(Agent):
         low = raw.lower()
         count = len(options)
         if not raw:
+            if count == 1:
+                return options[0][0], None  # Enter accepts the move shown in brackets
             return None, f"Please type {_numbers(count)} (? for help)."
         try:
             number = int(raw)
