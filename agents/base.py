@@ -2,7 +2,13 @@
 
 An agent offers ``act(observation) -> int`` where ``observation`` is the dict that
 ``env.observe(agent)`` returns (``{"observation", "action_mask"}``); it must return an
-action whose mask entry is 1. ``reset()`` is called between deals and may be a no-op.
+action whose mask entry is 1.
+
+``reset(seed=None)`` is called between deals and is the one seeding path: with a seed the
+agent draws every later random number from that seed (the tournament reseeds the agents it
+reuses, the gymnasium view reseeds its opponents from ``reset(seed=...)``); a plain
+``reset()`` only forgets the deal. Callers that may hold third-party agents (the gymnasium
+view) pass ``seed=`` only when ``reset`` accepts it.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from pis_env import decode_observation
+from pis_env.observation import Layout
 
 
 @runtime_checkable
@@ -31,11 +38,28 @@ class Agent:
             raise ValueError(f"num_deals={num_deals!r}: must be an int >= 1")
         self.num_players = num_players
         self.num_deals = num_deals
+        self.observation_size = Layout.of(num_players, num_deals).size
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
-    def reset(self) -> None:
-        """Called between deals; stateless bots need nothing."""
+    def reset(self, seed: int | None = None) -> None:
+        """Called between deals. With ``seed``, restart the agent's random generator from
+        it, so that its play from here on depends only on that seed and what it is shown.
+        Bots with more per-deal state override this and call ``super().reset(seed)``."""
+        if seed is not None:
+            self.seed = seed
+            self.rng = np.random.default_rng(seed)
+
+    def check_observation(self, vector) -> None:
+        """Refuse an observation vector of another table: the bots read features at fixed
+        offsets, so a vector from another table size would be misread silently."""
+        size = np.shape(vector)[-1] if np.ndim(vector) else 0
+        if size != self.observation_size:
+            raise ValueError(
+                f"{self.name}: observation of size {size}, but this agent was built for "
+                f"{self.num_players} players and {self.num_deals} deal(s) (observation size "
+                f"{self.observation_size}); build it with the table's num_players/num_deals"
+            )
 
     def decode(self, observation: dict) -> dict:
         """The named fields of an observation (``pis_env.decode_observation``)."""

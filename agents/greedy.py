@@ -51,6 +51,7 @@ class GreedyAgent(Agent):
         self._hand = Layout.of(num_players, num_deals).offsets["hand"]
 
     def act(self, observation: dict) -> int:
+        self.check_observation(observation["observation"])
         legal = legal_actions(observation).tolist()
         hand = hand_mask(observation["observation"][self._hand])
         return greedy_action(legal, hand)

@@ -535,6 +535,7 @@ class HeuristicAgent(Agent):
         self._reader = ObservationReader(num_players, num_deals)
 
     def act(self, observation: dict) -> int:
+        self.check_observation(observation["observation"])
         legal = mask_int(observation["action_mask"])
         if not legal:
             raise ValueError("no legal action in this observation: it is not this agent's turn")

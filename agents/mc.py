@@ -262,8 +262,10 @@ class MonteCarloAgent(Agent):
         self.tracker = BeliefTracker(particles, self._search_table, track_attempts,
                                      void_weight)
 
-    def reset(self) -> None:
-        """Forget the deal (called between deals; a new deal is also detected)."""
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the deal (called between deals; a new deal is also detected) and, with
+        ``seed``, restart the search's random generator from it (``Agent.reset``)."""
+        super().reset(seed)
         self.tracker.reset()
 
     def __repr__(self) -> str:
@@ -271,6 +273,7 @@ class MonteCarloAgent(Agent):
                 f"rollouts={self.rollouts}, seed={self.seed})")
 
     def act(self, observation: dict) -> int:
+        self.check_observation(observation["observation"])
         legal = mask_int(observation["action_mask"])
         if not legal:
             raise ValueError("no legal action in this observation: it is not this agent's turn")

@@ -29,6 +29,7 @@ from typing import Any
 from pis_env.cards import JACK, SEVEN, points_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState
 
+from .cli import error_exit, read_rules
 from .human import HumanAgent, QuitGame, card_text, hand_line, suit_text
 
 _EIGHT, _TEN, _ACE = 6, 8, 12
@@ -61,7 +62,7 @@ def _rules(rules: Any, num_players: int, deals: int):
     elif isinstance(rules, Rules):
         r = rules
     elif isinstance(rules, (str, Path)):
-        r = Rules.from_yaml(rules)
+        r = read_rules(rules)
     elif isinstance(rules, dict):
         r = Rules.from_options(**rules)
     else:
@@ -266,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
          output: Callable[[str], None] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if output is None:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -280,8 +282,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         outcome = play_match(args.opponents.split(","), deals=args.deals, seed=args.seed,
                              rules=args.rules, input_fn=input_fn, output=output)
     except (ValueError, TypeError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(parser.prog, str(e))
     except KeyboardInterrupt:
         output("\nInterrupted (Ctrl-C): quitting the game.")
         return 130

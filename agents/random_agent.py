@@ -9,5 +9,6 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, observation: dict) -> int:
+        self.check_observation(observation["observation"])
         legal = legal_actions(observation)
         return int(legal[self.rng.integers(legal.size)])

@@ -25,7 +25,8 @@ seats the deal is replayed under the ``n`` cyclic rotations of the lineup (rotat
 puts lineup entry ``i`` in seat ``(i + r) % n``), so every agent holds every seat's hand
 of every deal. Agents are built fresh for each (deal, rotation, seat) and seeded from
 ``(seed, d, r, seat)`` (agents whose loading is costly, ``ppo``, are built once per
-process and reseeded); the environment's own RNG (only used by the ``reshuffle``
+process and reseeded with ``agent.reset(seed=...)``, the agent protocol's one seeding path);
+the environment's own RNG (only used by the ``reshuffle``
 variant) from ``(seed, d)``. So results depend only on the seed, never on the number of
 workers or how deals are split between them.
 
@@ -56,6 +57,9 @@ at a table counts every copy's seat):
 
 Deals truncated by ``max_turns`` (charges all 0, no winner) are left out of every
 statistic and counted in ``result.truncated``.
+
+**Progress** goes to stderr: a tqdm bar on a terminal; in a log (stderr not a terminal) a
+plain line every ``PROGRESS_EVERY_S`` seconds and one at the end.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ import itertools
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -76,6 +81,14 @@ from typing import Any
 
 import numpy as np
 
+from .cli import (
+    check_out_dir,
+    error_exit,
+    parse_options,
+    positive_int,
+    read_rules,
+    yaml_error_text,
+)
 from .stats import Rating, mean_ci, openskill_ratings, ranks_from_scores, wilson_interval
 
 #: The most deals per work unit (fewer for short runs, so that every worker has work).
@@ -85,6 +98,8 @@ REASONS = ("going_out", "empty_stock", "illegal", "truncated")
 _TRUNCATED = REASONS.index("truncated")
 #: Agent kinds built once per process and reseeded before every deal.
 _CACHED_KINDS = ("ppo",)
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_EVERY_S = 30.0
 
 
 # ---------------------------------------------------------------------------- specs
@@ -101,7 +116,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             key, eq, value = item.partition("=")
             if not eq or not key:
                 raise ValueError(f"agent spec {spec!r}: expected key=value after '?', got {item!r}")
-            kwargs[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+            try:
+                kwargs[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+            except yaml.YAMLError as e:
+                raise ValueError(yaml_error_text(e, item)) from None
     return base, kwargs
 
 
@@ -124,17 +142,6 @@ def build_agent(spec: str, num_players: int, seed: int | None):
             raise ValueError(f"agent spec {spec!r}: cannot load {base!r}: {e}") from e
         return cls(num_players=num_players, seed=seed, **kwargs)
     return make(base, num_players=num_players, seed=seed, **kwargs)
-
-
-def reseed_agent(agent, seed: int) -> None:
-    """Give a reused agent a fresh seed and clear its per-deal state."""
-    if hasattr(agent, "reseed"):
-        agent.reseed(seed)
-    else:
-        agent.seed = seed
-        agent.rng = np.random.default_rng(seed)
-    if hasattr(agent, "reset"):
-        agent.reset()
 
 
 def agent_labels(specs: Sequence[str]) -> list[str]:
@@ -240,6 +247,17 @@ class TableResult:
 _WORKER: dict[str, Any] = {}
 
 
+def _init_pool_worker(config: dict[str, Any]) -> None:
+    """The pool's initializer. A forked worker inherits the parent's signal handlers (the
+    training CLI turns SIGTERM into KeyboardInterrupt), and ``Pool.terminate`` sends SIGTERM:
+    with the inherited handler every idle worker would print a traceback. Workers die
+    quietly on SIGTERM and ignore SIGINT (Ctrl-C reaches the whole process group; the parent
+    handles it and terminates the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(config)
+
+
 def _init_worker(config: dict[str, Any]) -> None:
     _WORKER.clear()
     _WORKER.update(config)
@@ -254,7 +272,7 @@ def _get_agent(spec: str, n: int, seed: int, seat: int):
         if key not in cache:
             cache[key] = build_agent(spec, n, seed)
         agent = cache[key]
-        reseed_agent(agent, seed)
+        agent.reset(seed=seed)
         return agent
     return build_agent(spec, n, seed)
 
@@ -676,14 +694,19 @@ def run_tournament(
         deals: distinct decks; each is played under every seat rotation at every table.
         seed: a non-negative int; the same seed gives the same results.
         rules: rules options (dict), a ``pis_env.Rules``, or a rules YAML path.
-        workers: processes (default: every core); 1 plays in this process.
-        progress: show a tqdm progress bar on stderr.
+        workers: processes, an int >= 1 (default ``None``: every core); 1 plays in this
+            process.
+        progress: show the progress on stderr (a tqdm bar on a terminal, else a line now
+            and then).
         tables: explicit lineups (lists of ``num_players`` agent specs or labels).
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be an int >= 1, got {deals!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError(f"workers must be an int >= 1 (or None for every core), got {workers!r}")
     rules_dict = resolve_rules(rules, num_players)
     n = rules_dict["num_players"]
     specs_list = [str(a).strip() for a in agents]
@@ -713,7 +736,6 @@ def run_tournament(
 
     if workers is None:
         workers = _cpu_count()
-    workers = max(1, int(workers))
     # Work units of up to CHUNK_DEALS deals, small enough to keep every worker busy. The
     # split never changes the results: each deal is seeded on its own.
     chunk = max(1, min(CHUNK_DEALS, -(-deals * len(lineups) // (8 * workers))))
@@ -728,10 +750,7 @@ def run_tournament(
     reasons = [np.zeros((deals, n), np.uint8) for _ in lineups]
     decisions = [np.zeros((deals, n), np.int32) for _ in lineups]
 
-    from tqdm import tqdm
-
-    bar = tqdm(total=deals * len(lineups), unit="deal", desc="tournament",
-               disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    bar = _progress_bar(deals * len(lineups), progress)
     start_time = time.perf_counter()
 
     def store(out) -> None:
@@ -756,7 +775,7 @@ def run_tournament(
         else:
             import multiprocessing as mp
 
-            with mp.get_context().Pool(workers, _init_worker, (config,)) as pool:
+            with mp.get_context().Pool(workers, _init_pool_worker, (config,)) as pool:
                 for out in pool.imap_unordered(_play_chunk, tasks):
                     store(out)
     finally:
@@ -791,6 +810,56 @@ def _resolve_label(entry: str, labels: list[str], specs: list[str]) -> str:
     raise ValueError(f"table entry {entry!r} is not one of the agents {labels}")
 
 
+class LineProgress:
+    """Progress for a log file: ``desc: done/total deals (p%), t s`` on its own line every
+    ``every`` seconds and once at the end, where tqdm would redraw its bar with hundreds of
+    carriage returns."""
+
+    def __init__(self, total: int, desc: str = "tournament", every: float = PROGRESS_EVERY_S,
+                 file=None):
+        self.total = total
+        self.desc = desc
+        self.every = every
+        self.file = file if file is not None else sys.stderr
+        self.done = 0
+        self._start = self._last = time.perf_counter()
+        self._closed = False
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self._last >= self.every and self.done < self.total:
+            self._last = now
+            self._line(now)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._line(time.perf_counter())
+
+    def _line(self, now: float) -> None:
+        share = 100 * self.done / self.total if self.total else 100.0
+        print(f"{self.desc}: {self.done}/{self.total} deals ({share:.0f}%), "
+              f"{now - self._start:.1f} s", file=self.file, flush=True)
+
+
+def _progress_bar(total: int, progress: bool):
+    """tqdm on a terminal, ``LineProgress`` in a log, a silent tqdm when off."""
+    from tqdm import tqdm
+
+    if progress and not _isatty(sys.stderr):
+        return LineProgress(total)
+    return tqdm(total=total, unit="deal", desc="tournament", disable=not progress,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # replaced or closed streams
+        return False
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -799,19 +868,6 @@ def _cpu_count() -> int:
 
 
 # ---------------------------------------------------------------------------- CLI
-def parse_options(items: Sequence[str]) -> dict[str, Any]:
-    """``["seven_penalty=double", "max_turns=500"]`` -> options (values read as YAML)."""
-    import yaml
-
-    options: dict[str, Any] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"--option expects key=value, got {item!r}")
-        options[key.strip()] = yaml.safe_load(value) if value.strip() else None
-    return options
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m agents.tournament",
@@ -827,8 +883,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default=None, help="rules YAML file (configs/rules/*.yaml)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a rules option, e.g. --option seven_penalty=double (repeatable)")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    p.add_argument("--out", default="runs/tournament", help="output folder")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="processes, >= 1 (default: all cores)")
+    p.add_argument("--out", default="runs/tournament",
+                   help="output folder (checked before any game is played)")
     p.add_argument("--table", action="append", default=[], metavar="A,B,...",
                    help="an explicit lineup (repeatable); replaces the automatic tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -837,26 +895,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """The command line; bad input is one line on stderr and exit code 2, before any game."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         from pis_env import Rules
 
         options = parse_options(args.option)
         if args.players is not None:
             options["num_players"] = args.players
-        rules = (Rules.from_yaml(args.rules, **options) if args.rules
-                 else Rules.from_options(**options))
+        rules = read_rules(args.rules, **options) if args.rules else Rules.from_options(**options)
         agents = [a for a in args.agents.split(",") if a.strip()]
         tables = [[a for a in t.split(",") if a.strip()] for t in args.table]
         if not agents and not tables:
             raise ValueError("give --agents A,B,... (or --table lineups)")
+        if not args.no_save:
+            check_out_dir(args.out)
         result = run_tournament(
             agents, num_players=None, deals=args.deals, seed=args.seed, rules=rules,
             workers=args.workers, progress=not args.no_progress, tables=tables or None,
         )
     except (ValueError, TypeError, OSError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(parser.prog, str(e))
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
@@ -864,7 +924,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n{result.deals * len(result.tables) * result.num_players} games in "
           f"{result.elapsed_s:.1f} s on {result.workers} worker(s)")
     if not args.no_save:
-        paths = result.save(args.out)
+        try:
+            paths = result.save(args.out)
+        except OSError as e:
+            print(f"{parser.prog}: error: cannot write the results to {args.out}: {e}",
+                  file=sys.stderr)
+            return 1
         print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

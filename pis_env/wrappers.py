@@ -6,18 +6,38 @@ episode as with ``illegal_action="terminate"``, so SB3's ``check_env`` (which st
 unmasked random actions) passes. The learner always receives its end-of-deal reward, also
 when an opponent's move ends the deal: the reward returned by ``step`` is everything the
 AEC env credited to the learner since its previous action.
+
+**Seeding.** ``reset(seed=s)`` makes everything that follows reproducible: the deal, the
+learner's seat and the opponents' play. Every opponent whose ``reset`` takes a ``seed``
+(the agent protocol of ``agents.base``, and the default random opponent) is reseeded at
+every reset from a stream started by the last seeded reset; opponents that draw random
+numbers without offering ``reset(seed=...)`` are not reproducible. gymnasium's
+``check_env`` (which compares two runs from one seed) passes.
+
+**Illegal opponent moves.** An opponent that returns an illegal action forfeits the deal,
+as under ``illegal_action="terminate"`` (it is charged, the learner is not). That is a bug
+in the opponent, so it is not silent: with ``opponent_illegal="warn"`` (the default) a
+``RuntimeWarning`` names the opponent the first time it happens, with ``"raise"`` the
+action raises ``pis_env.IllegalActionError`` instead. ``info["opponent_illegal_actions"]``
+counts the opponents' illegal actions of the episode.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from .engine import NUM_ACTIONS
+from .engine import NUM_ACTIONS, IllegalActionError
 from .env import raw_env
+
+#: Values of ``SingleAgentEnv(opponent_illegal=...)``.
+OPPONENT_ILLEGAL = ("warn", "raise")
 
 
 class UniformRandomPolicy:
@@ -26,9 +46,35 @@ class UniformRandomPolicy:
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
     def act(self, observation: dict) -> int:
         legal = np.flatnonzero(observation["action_mask"])
         return int(legal[self.rng.integers(legal.size)])
+
+
+@functools.cache
+def _reset_takes_seed(cls: type) -> bool:
+    try:
+        params = inspect.signature(cls.reset).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seed" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def reset_opponent(opponent, seed: int | None) -> None:
+    """``opponent.reset(seed=seed)`` when its ``reset`` takes a seed (the agent protocol,
+    ``agents.base.Agent.reset``), a plain ``reset()`` when it takes none, nothing when it has
+    no ``reset``. Duck-typed: ``pis_env`` does not import ``agents``."""
+    reset = getattr(opponent, "reset", None)
+    if reset is None:
+        return
+    if _reset_takes_seed(type(opponent)):
+        reset(seed=seed)
+    else:
+        reset()
 
 
 def _as_policy(opponent) -> Callable[[dict], int]:
@@ -49,6 +95,9 @@ class SingleAgentEnv(gym.Env):
         opponent_sampler: instead of ``opponents``, a callable ``(np_random) -> opponents``
             called at every reset (a league).
         learner_seat: a seat index, or ``None`` to draw the seat at every reset.
+        opponent_illegal: what an opponent's illegal action does besides forfeiting the
+            deal: ``"warn"`` (a ``RuntimeWarning`` the first time for each opponent) or
+            ``"raise"`` (``pis_env.IllegalActionError``; the action is not played).
         **options: rules options of ``pis_env.env`` (``illegal_action`` is forced to
             ``"terminate"``), plus ``render_mode``.
     """
@@ -61,14 +110,23 @@ class SingleAgentEnv(gym.Env):
         opponent_sampler: Callable[[np.random.Generator], Any] | None = None,
         learner_seat: int | None = 0,
         render_mode: str | None = None,
+        opponent_illegal: str = "warn",
         **options,
     ):
+        if opponent_illegal not in OPPONENT_ILLEGAL:
+            raise ValueError(f"opponent_illegal={opponent_illegal!r}: allowed values are "
+                             f"{', '.join(map(repr, OPPONENT_ILLEGAL))}")
+        self.opponent_illegal = opponent_illegal
         options["illegal_action"] = "terminate"
         self.aec = raw_env(render_mode=render_mode, **options)
         self.render_mode = render_mode
         self.num_players = self.aec.rules.num_players
-        if learner_seat is not None and not 0 <= learner_seat < self.num_players:
-            raise ValueError(f"learner_seat must be in 0..{self.num_players - 1} or None")
+        if learner_seat is not None:
+            if isinstance(learner_seat, (bool, np.bool_)) or not isinstance(
+                    learner_seat, (int, np.integer)) or not 0 <= learner_seat < self.num_players:
+                raise ValueError(f"learner_seat={learner_seat!r}: must be a seat index in "
+                                 f"0..{self.num_players - 1}, or None")
+            learner_seat = int(learner_seat)
         self.learner_seat = learner_seat
         self.opponent_sampler = opponent_sampler
         self._set_opponents(opponents if opponents is not None else UniformRandomPolicy())
@@ -77,6 +135,9 @@ class SingleAgentEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.learner = agent0
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._opponent_seeds: np.random.Generator | None = None
+        self._warned: set[int] = set()
+        self._illegal_count = 0
 
     def _set_opponents(self, opponents) -> None:
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
@@ -95,9 +156,13 @@ class SingleAgentEnv(gym.Env):
         super().reset(seed=seed)
         if self.opponent_sampler is not None:
             self._set_opponents(self.opponent_sampler(self.np_random))
+        if seed is not None:
+            self._opponent_seeds = np.random.default_rng([seed, 0x0990])
+        elif self._opponent_seeds is None:  # first reset, unseeded: still one stream
+            self._opponent_seeds = np.random.default_rng(self.np_random.integers(2**63))
         for opponent in {id(o): o for o in self.opponents}.values():
-            if hasattr(opponent, "reset"):
-                opponent.reset()
+            reset_opponent(opponent, int(self._opponent_seeds.integers(2**63)))
+        self._illegal_count = 0
         seat = self.learner_seat
         if seat is None:
             seat = int(self.np_random.integers(self.num_players))
@@ -133,7 +198,27 @@ class SingleAgentEnv(gym.Env):
             if aec.terminations[learner] or aec.truncations[learner] or agent == learner:
                 return
             index = (aec._agent_index[agent] - self._seat - 1) % n
-            aec.step(self._policies[index](aec.observe(agent)))
+            observed = aec.observe(agent)
+            action = self._policies[index](observed)
+            if not _is_legal(observed["action_mask"], action):
+                self._illegal_opponent(index, agent, action, observed["action_mask"])
+            aec.step(action)
+
+    def _illegal_opponent(self, index: int, agent: str, action, mask) -> None:
+        """Count (and warn about, or raise on) an opponent's illegal action; the caller
+        then plays it, so the opponent forfeits the deal."""
+        opponent = self.opponents[index]
+        self._illegal_count += 1
+        legal = np.flatnonzero(mask).tolist()
+        text = (f"opponent {opponent!r} at {agent} returned the illegal action {action!r} "
+                f"(legal: {legal})")
+        if self.opponent_illegal == "raise":
+            raise IllegalActionError(text)
+        if id(opponent) not in self._warned:
+            self._warned.add(id(opponent))
+            warnings.warn(f"{text}: it forfeits the deal; info['opponent_illegal_actions'] "
+                          "counts these (warned once per opponent)", RuntimeWarning,
+                          stacklevel=4)
 
     def _result(self):
         aec = self.aec
@@ -145,4 +230,14 @@ class SingleAgentEnv(gym.Env):
         reward = float(aec._cumulative_rewards[learner])
         info = dict(aec.infos[learner])
         info["seat"] = self._seat
+        info["opponent_illegal_actions"] = self._illegal_count
         return observed["observation"], reward, terminated, truncated, info
+
+
+def _is_legal(mask: np.ndarray, action) -> bool:
+    """Whether ``action`` is an integer id whose mask entry is 1 (what the engine plays)."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()  # a 0-d array, as a policy's predict() returns
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        return False
+    return 0 <= action < NUM_ACTIONS and bool(mask[action])
