@@ -6,13 +6,26 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test bench notebooks clean
+.PHONY: train test test-rllib bench notebooks clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt torch==2.13.0
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[train,dev]"
 	touch $(STAMP)
+
+# RLlib (train/rllib_ppo.py) in a second virtualenv: ray[rllib] pins its own gymnasium.
+RLLIB_VENV ?= .venv-rllib
+RLLIB_STAMP := $(RLLIB_VENV)/.installed
+
+$(RLLIB_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt torch==2.13.0
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[rllib]" "pytest>=8"
+	touch $(RLLIB_STAMP)
+
+test-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python -m pytest -q tests_rllib $(ARGS)
 
 train: $(STAMP)
 	$(PY) train/ppo.py $(ARGS)

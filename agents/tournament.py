@@ -683,6 +683,8 @@ def run_tournament(
     workers: int | None = None,
     progress: bool = True,
     tables: Sequence[Sequence[str]] | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> TournamentResult:
     """Play a duplicate-deal tournament; see the module docstring.
 
@@ -699,6 +701,10 @@ def run_tournament(
         progress: show the progress on stderr (a tqdm bar on a terminal, else a line now
             and then).
         tables: explicit lineups (lists of ``num_players`` agent specs or labels).
+        backend: ``"local"`` (processes on this machine) or ``"ray"`` (chunks as Ray tasks,
+            ``agents.ray_backend``; the same results). With ``"ray"``, ``workers`` caps the
+            tasks in flight (default: the cluster's CPUs).
+        address: the Ray cluster (default ``RAY_ADDRESS``, else a local Ray).
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
@@ -707,6 +713,9 @@ def run_tournament(
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers must be an int >= 1 (or None for every core), got {workers!r}")
+    from .ray_backend import check_backend
+
+    check_backend(backend, address)
     rules_dict = resolve_rules(rules, num_players)
     n = rules_dict["num_players"]
     specs_list = [str(a).strip() for a in agents]
@@ -734,8 +743,13 @@ def run_tournament(
     seatings = [rotations(lineup) for lineup in lineups]
     config = {"rules": rules_dict, "seed": seed, "seatings": seatings, "specs": specs}
 
+    session = None
+    if backend == "ray":  # connected before the clock starts: ray.init is not play time
+        from .ray_backend import RaySession
+
+        session = RaySession(address)
     if workers is None:
-        workers = _cpu_count()
+        workers = session.cpus if session is not None else _cpu_count()
     # Work units of up to CHUNK_DEALS deals, small enough to keep every worker busy. The
     # split never changes the results: each deal is seeded on its own.
     chunk = max(1, min(CHUNK_DEALS, -(-deals * len(lineups) // (8 * workers))))
@@ -763,7 +777,9 @@ def run_tournament(
         bar.update(c.shape[0])
 
     try:
-        if workers == 1:
+        if session is not None:
+            session.run_unordered(tasks, _play_chunk, store, workers, _init_worker, (config,))
+        elif workers == 1:
             saved = dict(_WORKER)
             _init_worker(config)
             try:
@@ -780,6 +796,8 @@ def run_tournament(
                     store(out)
     finally:
         bar.close()
+        if session is not None:
+            session.close()
     elapsed = time.perf_counter() - start_time
 
     results = [
@@ -889,6 +907,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (checked before any game is played)")
     p.add_argument("--table", action="append", default=[], metavar="A,B,...",
                    help="an explicit lineup (repeatable); replaces the automatic tables")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes, or chunks of deals as Ray tasks (same results)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address with --backend ray (default: RAY_ADDRESS, "
+                   "else a local Ray)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-save", action="store_true", help="print the table only")
     return p
@@ -914,6 +937,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run_tournament(
             agents, num_players=None, deals=args.deals, seed=args.seed, rules=rules,
             workers=args.workers, progress=not args.no_progress, tables=tables or None,
+            backend=args.backend, address=args.address,
         )
     except (ValueError, TypeError, OSError, RuntimeError) as e:
         return error_exit(parser.prog, str(e))

@@ -1,0 +1,60 @@
+"""The Pis Yedili AEC env as RLlib sees it: ``PettingZooEnv`` over ``pis_env.env``.
+
+RLlib's action-masking module (``train.rllib_modules``) reads observation dicts with the
+keys ``observations`` and ``action_mask`` (a float mask, since it takes its log), while
+PettingZoo's classic convention, which ``pis_env`` follows, is ``observation`` and an
+int8 ``action_mask``. ``MaskKeysWrapper`` renames the key and casts the mask, nothing
+else: the rules, rewards and turn order are ``pis_env``'s own.
+
+Ray is imported inside ``make_env`` only, so this module imports without it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo.utils import BaseWrapper
+
+from pis_env.engine import NUM_ACTIONS
+
+#: The observation keys RLlib's action-masking module expects.
+OBS_KEY = "observations"
+MASK_KEY = "action_mask"
+
+
+class MaskKeysWrapper(BaseWrapper):
+    """``{"observation", "action_mask": int8}`` -> ``{"observations", "action_mask": float32}``."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self._spaces = {}
+        for agent in env.possible_agents:
+            inner = env.observation_space(agent)
+            self._spaces[agent] = spaces.Dict({
+                OBS_KEY: inner["observation"],
+                MASK_KEY: spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+            })
+
+    def observation_space(self, agent):
+        return self._spaces[agent]
+
+    def observe(self, agent):
+        obs = self.env.observe(agent)
+        if obs is None:
+            return None
+        return {OBS_KEY: obs["observation"],
+                MASK_KEY: np.asarray(obs["action_mask"], dtype=np.float32)}
+
+
+def make_aec_env(rules: dict):
+    """``pis_env.env(**rules)`` with the keys RLlib's masking module reads."""
+    import pis_env
+
+    return MaskKeysWrapper(pis_env.env(**rules))
+
+
+def make_env(env_config: dict):
+    """The env creator given to ``register_env``: ``env_config["rules"]`` are the options."""
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    return PettingZooEnv(make_aec_env(dict(env_config.get("rules", {}))))

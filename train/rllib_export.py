@@ -1,0 +1,91 @@
+"""An RLlib PPO module's actor as the project's weights-only policy file.
+
+RLlib's default PPO module with ``vf_share_layers=False`` (its default) has the same
+architecture as the SB3 policies ``agents.ppo`` plays: an actor MLP (``encoder.
+actor_encoder``, then the ``pi`` head) on the observation vector, the mask applied to the
+logits outside the network. So the export only renames the actor's linear layers into the
+names ``agents.ppo.NumpyPolicy`` reads (``mlp_extractor.policy_net.{0,2,..}``, then
+``action_net``) and writes them with the project's exporter (``train.checkpoint.
+export_weights``), with metadata that records the layout, the rules and the network.
+``agents.make("ppo", path=...)``, the tournament and the terminal game then play it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+_LINEAR = re.compile(r"^(encoder\.actor_encoder|pi)\..*?(\d+)\.(weight|bias)$")
+
+
+def actor_layers(state: dict) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor's ``(weight [out, in], bias)`` pairs in forward order: the actor encoder's
+    layers, then the ``pi`` head's."""
+    found: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+    for key, value in state.items():
+        m = _LINEAR.match(key)
+        if not m:
+            continue
+        part = 0 if m.group(1) == "encoder.actor_encoder" else 1
+        found.setdefault((part, int(m.group(2))), {})[m.group(3)] = _numpy(value)
+    if not any(p == 1 for p, _ in found) or not any(p == 0 for p, _ in found):
+        raise ValueError(
+            "not a default RLlib PPO module with a separate actor encoder (vf_share_layers="
+            "False) and a pi head: the weights lack encoder.actor_encoder.* or pi.*")
+    layers = []
+    for key in sorted(found):
+        entry = found[key]
+        if set(entry) != {"weight", "bias"} or entry["weight"].ndim != 2:
+            raise ValueError(f"unsupported layer in the actor: {key} has {sorted(entry)}")
+        layers.append((entry["weight"], entry["bias"]))
+    for (w, _), (w2, _) in zip(layers, layers[1:]):
+        if w.shape[0] != w2.shape[1]:
+            raise ValueError("the actor's layers do not chain (an unsupported architecture)")
+    return layers
+
+
+def policy_state(state: dict) -> dict:
+    """The actor's weights under the names ``agents.ppo.NumpyPolicy`` reads (torch tensors)."""
+    import torch
+
+    layers = actor_layers(state)
+    out = {}
+    for i, (w, b) in enumerate(layers[:-1]):
+        out[f"mlp_extractor.policy_net.{2 * i}.weight"] = torch.from_numpy(w.copy())
+        out[f"mlp_extractor.policy_net.{2 * i}.bias"] = torch.from_numpy(b.copy())
+    w, b = layers[-1]
+    out["action_net.weight"] = torch.from_numpy(w.copy())
+    out["action_net.bias"] = torch.from_numpy(b.copy())
+    return out
+
+
+def export_module(state: dict, rules: dict, model: dict, path: str | Path,
+                  extra: dict | None = None) -> Path:
+    """Writes the weights-only ``.pt`` that ``agents.make("ppo", path=...)`` plays."""
+    from agents.ppo import make_metadata
+    from train.checkpoint import export_weights
+
+    weights = policy_state(state)
+    hidden = [int(w.shape[0]) for w, _ in actor_layers(state)[:-1]]
+    activation = model.get("fcnet_activation", "tanh")
+    head_activation = model.get("head_fcnet_activation", activation)
+    if model.get("head_fcnet_hiddens") and head_activation != activation:
+        raise ValueError("the export needs one activation for the encoder and the pi head")
+    meta = make_metadata(
+        rules=rules,
+        net_arch={"pi": hidden, "vf": list(model.get("fcnet_hiddens", hidden))},
+        activation=activation,
+        features=["obs"],
+        extra={"trainer": "rllib", **(extra or {})},
+    )
+    path = Path(path)
+    export_weights(weights, meta, path)
+    return path
+
+
+def _numpy(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float32)

@@ -1,0 +1,265 @@
+"""PPO with RLlib (new API stack): one learning seat against the project's bots.
+
+    python train/rllib_ppo.py                                   # configs/rllib_ppo.yaml
+    python train/rllib_ppo.py rules.num_players=4 stop.minutes=10 env_runners.num_env_runners=2
+    python train/rllib_ppo.py --resume runs/rllib_ppo-20261201-101500
+    python train/rllib_ppo.py --address auto                    # an existing Ray cluster
+
+The env is RLlib's ``PettingZooEnv`` over ``pis_env.env`` (``train.rllib_env``); the
+learner is an action-masking PPO module (``train.rllib_modules``) that holds one seat,
+drawn anew for each episode; the other seats are the bots of ``opponents`` as fixed,
+non-trained RLModules. ``env_runners.num_env_runners`` sampling processes, each stepping
+``num_envs_per_env_runner`` envs, are what scale out on a cluster (the learner stays on
+the driver). The run directory (``runs/<name>-<timestamp>/``) holds ``config.yaml``,
+``checkpoint/`` (RLlib's ``save_to_path``, replaced atomically every
+``checkpoint_every`` iterations and at the end), ``state.json`` (iterations, env steps,
+minutes spent), ``progress.jsonl`` and ``policy.pt``: the learner exported to the
+project's weights-only format (``train.rllib_export``), so ``agents.make("ppo",
+path=...)``, ``python -m agents.tournament --agents ppo:RUN/policy.pt,greedy`` and the
+terminal game play it. ``--resume`` continues the weights, optimizer and counters, with
+what is left of the time budget. At the end the policy is evaluated on duplicate deals
+against ``eval_opponents`` (``eval.json``).
+
+Ray and RLlib are imported inside the functions, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+import zlib
+from pathlib import Path
+
+if __package__ in (None, ""):  # `python train/rllib_ppo.py`: make `train` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from train.rllib_config import dump, load_config
+
+ENV_NAME = "pis_yedili_rllib"
+LEARNER = "learner"
+BOT_PREFIX = "bot_"
+
+
+class SeatMapping:
+    """``policy_mapping_fn``: per episode, the learner's seat and each other seat's bot,
+    drawn from the episode id (the same answer every time it is asked)."""
+
+    def __init__(self, num_players: int, opponents: dict[str, float], seed: int):
+        self.num_players = num_players
+        self.names = list(opponents)
+        weights = np.asarray([float(opponents[k]) for k in self.names])
+        self.p = weights / weights.sum()
+        self.seed = seed
+
+    def assignment(self, episode_id: str) -> list[str]:
+        rng = np.random.default_rng([self.seed, zlib.crc32(str(episode_id).encode())])
+        seat = int(rng.integers(self.num_players))
+        bots = rng.choice(len(self.names), size=self.num_players, p=self.p)
+        return [LEARNER if s == seat else BOT_PREFIX + self.names[int(b)]
+                for s, b in enumerate(bots)]
+
+    def __call__(self, agent_id: str, episode=None, **kwargs) -> str:
+        return self.assignment(getattr(episode, "id_", episode))[int(agent_id.rsplit("_", 1)[1])]
+
+
+def build_algorithm(cfg: dict):
+    """The RLlib ``PPO`` algorithm of a config."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
+
+    from train.rllib_env import make_aec_env, make_env
+    from train.rllib_modules import BotRLModule, MaskedPPOTorchRLModule
+
+    rules = cfg["rules"]
+    register_env(ENV_NAME, make_env)
+    probe = make_aec_env(rules)
+    obs_space = probe.observation_space(probe.possible_agents[0])
+    act_space = probe.action_space(probe.possible_agents[0])
+    specs = {LEARNER: RLModuleSpec(
+        module_class=MaskedPPOTorchRLModule, observation_space=obs_space,
+        action_space=act_space, model_config=DefaultModelConfig(**cfg["model"]))}
+    for name in cfg["opponents"]:
+        specs[BOT_PREFIX + name] = RLModuleSpec(
+            module_class=BotRLModule, observation_space=obs_space, action_space=act_space,
+            model_config={"bot": name, "rules": rules, "seed": cfg["seed"]})
+    runners = cfg["env_runners"]
+    config = (
+        PPOConfig()
+        .environment(ENV_NAME, env_config={"rules": rules})
+        .env_runners(num_env_runners=runners["num_env_runners"],
+                     num_envs_per_env_runner=runners["num_envs_per_env_runner"])
+        .multi_agent(policies=set(specs),
+                     policy_mapping_fn=SeatMapping(rules["num_players"], cfg["opponents"],
+                                                   cfg["seed"]),
+                     policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(**cfg["ppo"])
+        .debugging(seed=cfg["seed"])
+    )
+    return config.build_algo()
+
+
+def learner_state(algo) -> dict:
+    """The learner module's weights (numpy arrays keyed by parameter name)."""
+    return algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+
+
+def save_checkpoint(algo, run_dir: Path, state: dict, cfg: dict) -> None:
+    """``checkpoint/`` replaced atomically (written beside, then renamed), the exported
+    policy and ``state.json``."""
+    from train.checkpoint import atomic_write_text
+    from train.rllib_export import export_module
+
+    tmp, final, old = run_dir / "checkpoint.tmp", run_dir / "checkpoint", run_dir / "checkpoint.old"
+    shutil.rmtree(tmp, ignore_errors=True)
+    algo.save_to_path(str(tmp.resolve()))
+    if final.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+    export_module(learner_state(algo), cfg["rules"], cfg["model"], run_dir / "policy.pt",
+                  extra={"run_name": run_dir.name, "env_steps": state["env_steps"],
+                         "iterations": state["iterations"]})
+    atomic_write_text(run_dir / "state.json", json.dumps(state, indent=1))
+
+
+def _env_steps(result: dict) -> int:
+    """Env steps sampled in this iteration (summed by the loop, so that a resumed run's
+    count does not depend on whether RLlib restores its lifetime counters)."""
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+    return int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+
+
+def _learner_return(result: dict) -> float | None:
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
+
+    value = result.get(ENV_RUNNER_RESULTS, {}).get("module_episode_returns_mean", {}).get(LEARNER)
+    return None if value is None else float(value)
+
+
+def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = None,
+          log=print) -> dict:
+    """Runs (or continues) a training run until its stop condition; returns ``state``."""
+    import ray
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state = {"iterations": 0, "env_steps": 0, "minutes": 0.0}
+    if resume:
+        state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
+    else:
+        (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_algorithm(cfg)
+        try:
+            if resume:
+                algo.restore_from_path(str((run_dir / "checkpoint").resolve()))
+            state = _loop(algo, cfg, run_dir, state, log)
+        finally:
+            algo.stop()
+    finally:
+        if started_ray:
+            ray.shutdown()
+    return state
+
+
+def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
+    stop = cfg["stop"]
+    start = time.perf_counter()
+    minutes0, steps0 = state["minutes"], state["env_steps"]
+    since_save = 0
+    progress = (run_dir / "progress.jsonl").open("a", encoding="utf-8")
+    try:
+        while True:
+            result = algo.train()
+            state["iterations"] += 1
+            state["env_steps"] += _env_steps(result)
+            state["minutes"] = minutes0 + (time.perf_counter() - start) / 60
+            rate = (state["env_steps"] - steps0) / max(1e-9, (time.perf_counter() - start))
+            line = {"iteration": state["iterations"], "env_steps": state["env_steps"],
+                    "minutes": round(state["minutes"], 3), "env_steps_per_s": round(rate, 1),
+                    "learner_return": _learner_return(result)}
+            progress.write(json.dumps(line) + "\n")
+            progress.flush()
+            log(json.dumps(line))
+            since_save += 1
+            done = ((stop["minutes"] is not None and state["minutes"] >= stop["minutes"])
+                    or (stop["env_steps"] is not None and state["env_steps"] >= stop["env_steps"])
+                    or (stop["iterations"] is not None
+                        and state["iterations"] >= stop["iterations"]))
+            if done or since_save >= cfg["checkpoint_every"]:
+                save_checkpoint(algo, run_dir, state, cfg)
+                since_save = 0
+            if done:
+                return state
+    finally:
+        progress.close()
+
+
+def evaluate(run_dir: Path, cfg: dict, workers: int | None = None, log=print) -> dict:
+    """Duplicate deals of the exported policy against each of ``eval_opponents``."""
+    from agents.tournament import run_tournament
+
+    out = {}
+    spec = f"ppo:{run_dir / 'policy.pt'}"
+    for opp in cfg["eval_opponents"]:
+        res = run_tournament([spec, opp], rules=cfg["rules"], deals=cfg["eval_deals"],
+                             seed=cfg["seed"] + 1, workers=workers, progress=False)
+        s = res.stats[res.agents[0]]
+        out[opp] = {"win_rate": s.win_rate, "low": s.win_low, "high": s.win_high,
+                    "deals": cfg["eval_deals"]}
+        log(f"vs {opp}: {100 * s.win_rate:.1f}% [{100 * s.win_low:.1f}, {100 * s.win_high:.1f}]"
+            f" over {cfg['eval_deals']} duplicate deals")
+    (run_dir / "eval.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python train/rllib_ppo.py",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="config overrides with dotted keys, e.g. stop.minutes=5")
+    p.add_argument("--config", default=None, help="a config YAML (default configs/rllib_ppo.yaml)")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue this run")
+    p.add_argument("--run-dir", default=None, help="where to write (default runs/<name>-<time>)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    args = p.parse_args(argv)
+    try:
+        if args.resume:
+            run_dir = Path(args.resume)
+            if not (run_dir / "state.json").is_file() or not (run_dir / "checkpoint").is_dir():
+                raise ValueError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to resume")
+            cfg = load_config(run_dir / "config.yaml", args.overrides)
+            (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
+        else:
+            cfg = load_config(args.config, args.overrides)
+            run_dir = Path(args.run_dir or f"runs/{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}")
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"run directory: {run_dir}", flush=True)
+    state = train(cfg, run_dir, resume=bool(args.resume), address=args.address,
+                  log=lambda s: print(s, flush=True))
+    print(f"trained {state['iterations']} iterations, {state['env_steps']} env steps, "
+          f"{state['minutes']:.1f} min; policy: {run_dir / 'policy.pt'}", flush=True)
+    if cfg["eval_deals"]:
+        evaluate(run_dir, cfg, log=lambda s: print(s, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
