@@ -91,3 +91,110 @@ def test_maskable_ppo_smoke_run():
         assert "illegal_action" not in _
         if terminated or truncated:
             obs, _ = env.reset()
+
+
+# ---------------------------------------------------------------------- seeding (issue 11)
+@pytest.mark.parametrize("options", [{}, {"num_players": 4}, {"num_deals": 2}])
+def test_gymnasium_check_env_passes(options):
+    """gymnasium's checker steps two resets from one seed and compares them: the
+    opponents' play must come from the reset seed too."""
+    from gymnasium.utils.env_checker import check_env as gym_check_env
+
+    gym_check_env(gym.make("PisYedili-v0", learner_seat=None, **options).unwrapped)
+
+
+def _run(env, episodes: int = 3, seed: int = 7) -> list:
+    """Observations and rewards of a few episodes, the first reset seeded, then unseeded."""
+    out = []
+    for e in range(episodes):
+        obs, info = env.reset(seed=seed if e == 0 else None)
+        out.append(obs.copy())
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(int(env.action_masks().argmax()))
+            out += [obs.copy(), reward]
+            done = terminated or truncated
+    return out
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_reset_seed_reproduces_the_opponents_play():
+    import agents
+
+    # the default random opponents, at a table where they move before the learner
+    assert _same(_run(SingleAgentEnv(num_players=4, learner_seat=2)),
+                 _run(SingleAgentEnv(num_players=4, learner_seat=2)))
+    # agents built with different seeds are reseeded from the reset seed
+    a = SingleAgentEnv(opponents=agents.make("random", num_players=3, seed=1), num_players=3)
+    b = SingleAgentEnv(opponents=agents.make("random", num_players=3, seed=2), num_players=3)
+    first = _run(a)
+    assert _same(first, _run(b))
+    assert _same(first, _run(a))  # the same env again, from the same seed
+    assert not _same(first, _run(b, seed=8))
+
+
+class OldStyleAgent:
+    """An opponent with a plain ``reset()`` (no seed): it keeps working in the view."""
+
+    def __init__(self):
+        self.resets = 0
+
+    def reset(self):
+        self.resets += 1
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[-1])
+
+
+def test_opponents_without_a_seeded_reset_still_work():
+    old = OldStyleAgent()
+    env = SingleAgentEnv(opponents=[old, _first_legal], num_players=3)
+    _run(env, episodes=2)
+    assert old.resets == 2
+
+
+def test_learner_seat_must_be_a_seat_index():
+    for bad in (1.5, "1", True, 3, -1):
+        with pytest.raises(ValueError, match="learner_seat"):
+            SingleAgentEnv(learner_seat=bad, num_players=3)
+    assert SingleAgentEnv(learner_seat=np.int64(2), num_players=3).learner_seat == 2
+
+
+# ---------------------------------------------------------------------- illegal opponents
+class Cheater:
+    """Passes before drawing whenever it can: an illegal move at its first decision."""
+
+    def act(self, observation):
+        return PASS if not observation["action_mask"][PASS] else DRAW
+
+
+def test_an_illegal_opponent_move_warns_once_and_is_counted():
+    cheater = Cheater()
+    env = SingleAgentEnv(opponents=cheater, learner_seat=1)
+    with pytest.warns(RuntimeWarning, match="illegal action 57") as caught:
+        for seed in range(3):
+            obs, info = env.reset(seed=seed)  # player_0 (the cheater) may move first
+            done = info["opponent_illegal_actions"] > 0
+            while not done:
+                obs, reward, terminated, truncated, info = env.step(
+                    int(env.action_masks().argmax()))
+                done = terminated or truncated
+            assert info["opponent_illegal_actions"] == 1  # the cheater forfeited the deal
+            assert info["penalty"] == 0 and not env.action_masks().any()
+    assert len([w for w in caught if issubclass(w.category, RuntimeWarning)]) == 1
+    clean = SingleAgentEnv(learner_seat=1)
+    assert clean.reset(seed=0)[1]["opponent_illegal_actions"] == 0
+
+
+def test_an_illegal_opponent_move_can_raise():
+    env = SingleAgentEnv(opponents=Cheater(), learner_seat=1, opponent_illegal="raise")
+    with pytest.raises(pis_env.IllegalActionError, match="illegal action 57"):
+        for seed in range(3):
+            env.reset(seed=seed)
+            while env.action_masks().any():
+                env.step(int(env.action_masks().argmax()))
+    with pytest.raises(ValueError, match="opponent_illegal"):
+        SingleAgentEnv(opponent_illegal="ignore")
