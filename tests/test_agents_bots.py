@@ -20,7 +20,9 @@ import argparse
 import json
 import math
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,6 +44,8 @@ from pis_env.cards import FULL_DECK, mask_of, parse_card
 from pis_env.engine import DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PLAY, GameState
 from pis_env.observation import ObservationEncoder, decode_observation
 from pis_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # --------------------------------------------------------------------------- helpers
 
@@ -302,6 +306,69 @@ def test_mc_seed_changes_its_samples_not_its_legality():
     b = MonteCarloAgent(seed=1, samples=3, rollouts=1)
     assert a.act(obs) == b.act(obs)
     assert a.last_values == b.last_values
+
+
+@pytest.mark.parametrize("name,kwargs", [("random", {}), ("greedy", {}), ("heuristic", {}),
+                                         ("mc", {"samples": 2, "rollouts": 1})])
+def test_bots_refuse_observations_of_another_table(name, kwargs):
+    """A bot reads features at the offsets of the table it was built for: an observation
+    of another table size (or deal count) is a clear error, never a misread."""
+    for options, built in (({"num_players": 4}, {"num_players": 7}),
+                           ({"num_players": 3, "num_deals": 2}, {"num_players": 3})):
+        env = pis_env.env(**options)
+        env.reset(seed=0)
+        obs = env.observe(env.agent_selection)
+        bot = agents.make(name, **built, **kwargs)
+        with pytest.raises(ValueError, match=f"built for {built['num_players']} players"):
+            bot.act(obs)
+        right = agents.make(name, **options, **kwargs)
+        assert obs["action_mask"][right.act(obs)] == 1
+
+
+def _decisions_of_one_seat(count: int = 40) -> list[dict]:
+    """Observations of player_0's decisions in random 2-player deals."""
+    env = pis_env.env()
+    rng = np.random.default_rng(0)
+    out, deal = [], 0
+    while len(out) < count:
+        env.reset(seed=deal)
+        deal += 1
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if agent == "player_0":
+                out.append(obs)
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+    return out[:count]
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("random", {}), ("mc", {"samples": 2, "rollouts": 1}),
+    ("ppo", {"path": str(ROOT / "models" / "ppo_2p.pt"), "deterministic": False}),
+])
+def test_reset_with_a_seed_restarts_the_bot_from_that_seed(name, kwargs):
+    """``reset(seed=s)`` (the one seeding path of the tournament and the gym view) makes a
+    used bot play exactly as a fresh bot built with ``seed=s``; a plain ``reset()`` still
+    works and does not reseed."""
+    observations = _decisions_of_one_seat()
+
+    def trace(bot):
+        return [bot.act(obs) for obs in observations]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a weights file that carries no digest
+        fresh = agents.make(name, seed=11, **kwargs)
+        used = agents.make(name, seed=3, **kwargs)
+    first = trace(used)
+    used.reset(seed=11)
+    assert used.seed == 11 and trace(used) == trace(fresh)
+    if name == "random":
+        assert first != trace(fresh)  # the seed matters
+    used.reset()
+    assert used.seed == 11
 
 
 # --------------------------------------------------------------------------- strength
