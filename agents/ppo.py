@@ -271,6 +271,18 @@ class NumpyPolicy:
         w, b = self.layers[-1]
         return x @ w + b
 
+    def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float64[58]: the policy's distribution over the legal actions of one observation
+        (a softmax of their logits, zeros elsewhere), the one ``act`` samples from."""
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in this observation: it is not this agent's turn")
+        logits = self.logits(self.inputs(obs, mask))[legal].astype(np.float64)
+        p = np.exp(logits - logits.max())
+        out = np.zeros(NUM_ACTIONS)
+        out[legal] = p / p.sum()
+        return out
+
     def act(self, obs: np.ndarray, mask: np.ndarray, deterministic: bool = True,
             rng: np.random.Generator | None = None) -> int:
         """One legal action for one observation vector and its mask."""
@@ -318,6 +330,10 @@ class PPOAgent(Agent):
                 f"{self.meta['layout_size']}"
             )
         return self.policy.act(obs, observation["action_mask"], self.deterministic, self.rng)
+
+    def probabilities(self, observation: dict) -> np.ndarray:
+        """float64[58]: the policy's probabilities over the legal moves of ``observation``."""
+        return self.policy.probabilities(observation["observation"], observation["action_mask"])
 
     def __repr__(self) -> str:
         return f"PPOAgent(path={self.path!r}, num_players={self.num_players})"
