@@ -61,14 +61,17 @@ def card_name(card: int, unicode: bool = False) -> str:
 def parse_card(card: int | str) -> int:
     """A card id from an id or a name such as ``"7C"``, ``"10h"``, ``"TH"`` or ``"J♠"``."""
     if isinstance(card, bool):
-        raise ValueError(f"not a card: {card!r}")
+        raise ValueError(f"not a card: {card!r} (a bool; a card is an int id 0..51 or a name)")
     if isinstance(card, int) or (hasattr(card, "__index__") and not isinstance(card, str)):
         value = int(card)
         if not 0 <= value < NUM_CARDS:
             raise ValueError(f"card id must be in 0..51, got {value}")
         return value
     if not isinstance(card, str):
-        raise ValueError(f"not a card: {card!r}")
+        raise ValueError(
+            f"not a card: {card!r} (a {type(card).__name__}; a card is an int id 0..51 or a "
+            "name such as '7C')"
+        )
     text = card.strip().upper()
     if len(text) < 2 or text[-1] not in _SUIT_INPUT or text[:-1] not in _RANK_INPUT:
         raise ValueError(f"not a card name: {card!r} (expected e.g. '7C', '10H', 'TH', 'J♠')")

@@ -8,6 +8,9 @@ fast enough for search bots and large tournaments.
 
 Randomness comes only from the state's own ``numpy.random.Generator``: the same seed
 gives the same deals and stock order whatever else the process does with random numbers.
+Every chance outcome is also recorded (``deal_decks``, ``deal_dealers``, ``deal_reshuffles``)
+and can be given back (``deck``, ``dealer``, ``reshuffles``), which is what lets a hand
+history replay a match exactly (``pis_env.history``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,12 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current position (the state is unchanged)."""
 
 
+class ChanceError(ValueError):
+    """A state replaying given reshuffles (``GameState(reshuffles=...)``) needs one that was
+    not given, or was given one that does not fit the pile. The action that raised it is
+    half applied: the state is no longer usable."""
+
+
 def action_name(action: int) -> str:
     """A short human name for an action id: ``"7C"``, ``"nominate hearts"``, ``"draw"``."""
     if 0 <= action < NUM_CARDS:
@@ -72,16 +81,27 @@ def action_name(action: int) -> str:
     return f"<invalid action {action}>"
 
 
-def parse_deck(deck: Sequence[int | str]) -> list[int]:
-    """Card ids of a stacked deck; ``ValueError`` unless it is a permutation of the 52 cards."""
-    if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
-        raise ValueError("deck must be a sequence of 52 card ids or names")
-    ids = [parse_card(c) for c in deck]
+def _is_sequence(value) -> bool:
+    """A list, tuple or array (not a string): how a list of decks is told from one deck."""
+    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
+
+
+def parse_deck(deck: Sequence[int | str], name: str = "deck") -> list[int]:
+    """Card ids of a stacked deck; ``ValueError`` unless it is a permutation of the 52 cards.
+    ``name`` is how errors call the deck (``"deck"``, ``"deck[2]"``)."""
+    if not _is_sequence(deck):
+        raise ValueError(f"{name} must be a sequence of 52 card ids or names, got {deck!r}")
+    ids = []
+    for i, card in enumerate(deck):
+        try:
+            ids.append(parse_card(card))
+        except ValueError as e:
+            raise ValueError(f"{name}[{i}]: {e}") from None
     if len(ids) != NUM_CARDS or len(set(ids)) != NUM_CARDS:
         missing = sorted(set(range(NUM_CARDS)) - set(ids))
         dupes = sorted({c for c in ids if ids.count(c) > 1})
         raise ValueError(
-            f"deck must hold each of the 52 cards exactly once: got {len(ids)} cards"
+            f"{name} must hold each of the 52 cards exactly once: got {len(ids)} cards"
             + (f", missing {[card_name(c) for c in missing]}" if missing else "")
             + (f", duplicated {[card_name(c) for c in dupes]}" if dupes else "")
         )
@@ -93,7 +113,9 @@ class GameState:
 
     Public fields are read by the observation encoder and the bots; change them only
     through ``apply``. ``hands[i]`` is player i's hand as a 52-bit mask; ``stock[-1]`` is
-    the next card drawn; ``pile`` is the discard pile, bottom first.
+    the next card drawn; ``pile`` is the discard pile, bottom first. ``deal_decks``,
+    ``deal_dealers`` and ``deal_reshuffles`` record, per deal, everything chance decided (a
+    reshuffle's new stock first drawn first).
     """
 
     __slots__ = (
@@ -103,6 +125,7 @@ class GameState:
         "has_drawn", "direction", "current", "dealer", "opened", "drew_on", "turns",
         "deal_over", "match_over", "end_reason", "charges", "winners", "deal_index",
         "totals", "history", "histories", "deal_decks", "deal_dealers", "_legal", "_decks_left",
+        "deal_reshuffles", "_scripted",
     )
 
     def __init__(
@@ -112,10 +135,16 @@ class GameState:
         deck: Sequence | None = None,
         dealer: int | None = None,
         rng: np.random.Generator | None = None,
+        reshuffles: Sequence[Sequence[Sequence[int]]] | None = None,
     ):
         """Start a match. ``deck`` is one stacked deck (the first deal) or a list of
         ``num_deals`` decks; ``dealer`` the first deal's dealer seat. Whatever is not given
-        is drawn from ``rng`` (or ``np.random.default_rng(seed)``)."""
+        is drawn from ``rng`` (or ``np.random.default_rng(seed)``).
+
+        ``reshuffles`` (a replay's, one list per deal) replaces the generator's reshuffles:
+        entry ``[k][j]`` is the new stock of deal ``k``'s ``j``-th reshuffle, first drawn
+        first (the order ``deal_reshuffles`` records). A reshuffle it lacks raises
+        ``ChanceError``."""
         rules = rules if rules is not None else Rules()
         n = rules.num_players
         self.rules = rules
@@ -131,12 +160,12 @@ class GameState:
 
         decks: list[list[int]] = []
         if deck is not None:
-            if len(deck) > 0 and not isinstance(deck[0], (int, str, np.integer)):
+            if _is_sequence(deck) and len(deck) > 0 and _is_sequence(deck[0]):
                 if len(deck) > rules.num_deals:
                     raise ValueError(
                         f"got {len(deck)} decks for a match of {rules.num_deals} deals"
                     )
-                decks = [parse_deck(d) for d in deck]
+                decks = [parse_deck(d, f"deck[{k}]") for k, d in enumerate(deck)]
             else:
                 decks = [parse_deck(deck)]
         if dealer is not None:
@@ -151,6 +180,10 @@ class GameState:
         self.deal_decks: list[list[int]] = []
         self.deal_dealers: list[int] = []
         self.histories: list[list[tuple[int, int]]] = []
+        self.deal_reshuffles: list[list[list[int]]] = []
+        self._scripted = None
+        if reshuffles is not None:
+            self._scripted = [[[int(c) for c in order] for order in deal] for deal in reshuffles]
         first_dealer = int(dealer) if dealer is not None else None
         self._start_deal(first_dealer)
 
@@ -166,6 +199,9 @@ class GameState:
         self.deal_index += 1
         self.deal_decks.append(deck)
         self.deal_dealers.append(dealer)
+        log = _reshuffle_log(self)
+        if log is not None:
+            log.append([])
         self.dealer = dealer
         hands = [0] * n
         for i in range(CARDS_PER_HAND * n):
@@ -369,10 +405,35 @@ class GameState:
             return False
         top = self.pile.pop()
         rest = self.pile
-        self.stock = [rest[i] for i in self.rng.permutation(len(rest)).tolist()]
+        log = _reshuffle_log(self)
+        if getattr(self, "_scripted", None) is not None:
+            self.stock = self._scripted_stock(rest, len(log[-1]))
+        else:
+            self.stock = [rest[i] for i in self.rng.permutation(len(rest)).tolist()]
+        if log is not None:
+            log[-1].append(self.stock[::-1])
         self.pile = [top]
         self.pile_mask = 1 << top
         return True
+
+    def _scripted_stock(self, rest: list[int], done: int) -> list[int]:
+        """The new stock of this deal's reshuffle number ``done`` (0-based) from the given
+        ``reshuffles``, checked against the cards under the top of the pile."""
+        deal = self.deal_index
+        orders = self._scripted[deal] if deal < len(self._scripted) else []
+        if done >= len(orders):
+            raise ChanceError(
+                f"deal {deal}: the stock ran out and must be reshuffled (reshuffle {done + 1}),"
+                f" but only {len(orders)} reshuffle order(s) were given for this deal"
+            )
+        order = orders[done]
+        if sorted(order) != sorted(rest):
+            raise ChanceError(
+                f"deal {deal}: reshuffle {done + 1} must order the {len(rest)} cards under the "
+                f"top of the pile, {[card_name(c) for c in sorted(rest)]}; got {len(order)} "
+                "other cards"
+            )
+        return order[::-1]
 
     def _advance(self, steps: int) -> None:
         n = self.num_players
@@ -418,7 +479,10 @@ class GameState:
         """An independent clone; it draws from ``rng``, else from a copy of this RNG."""
         new = object.__new__(GameState)
         for name in GameState.__slots__:
-            setattr(new, name, getattr(self, name))
+            try:
+                setattr(new, name, getattr(self, name))
+            except AttributeError:  # a state assembled field by field lacks the replay log
+                pass
         new.rng = rng if rng is not None else _copy.deepcopy(self.rng)
         new.hands = self.hands.copy()
         new.stock = self.stock.copy()
@@ -430,6 +494,9 @@ class GameState:
         new.deal_decks = self.deal_decks.copy()
         new.deal_dealers = self.deal_dealers.copy()
         new._decks_left = self._decks_left.copy()
+        log = _reshuffle_log(self)
+        if log is not None:
+            new.deal_reshuffles = [deal.copy() for deal in log]
         if self.charges is not None:
             new.charges = self.charges.copy()
             new.winners = self.winners.copy()
@@ -457,8 +524,16 @@ class GameState:
             pos += size
         state.stock = shuffled[pos:]
         state._decks_left = []
+        state._scripted = None
         return state
 
     def card_count(self) -> int:
         """Cards in hands, stock and pile together (always 52)."""
         return sum(h.bit_count() for h in self.hands) + len(self.stock) + len(self.pile)
+
+
+def _reshuffle_log(state: GameState) -> list[list[list[int]]] | None:
+    """``state.deal_reshuffles``, or None for a state that code outside the engine built
+    field by field (the batched engine's ``game_state``, the bots' search states) and that
+    keeps no record of chance."""
+    return getattr(state, "deal_reshuffles", None)

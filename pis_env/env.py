@@ -93,6 +93,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from . import history as _history
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
 from .observation import LAYOUT_VERSION, ObservationEncoder
 from .rules import Rules
@@ -149,19 +150,33 @@ class raw_env(AECEnv):
         self._forfeits: dict[int, tuple[int, int]] = {}
 
     def observation_space(self, agent):
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._seat(agent)]]
 
     def action_space(self, agent):
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._seat(agent)]]
+
+    def _seat(self, agent) -> int:
+        """The seat of an agent name; a name not at this table is a ValueError naming them."""
+        try:
+            return self._agent_index[agent]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown agent {agent!r}: the agents at this table are "
+                + ", ".join(self.possible_agents)
+            ) from None
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         options = options or {}
-        self.game = GameState(
+        self._begin(GameState(
             self.rules, deck=options.get("deck"), dealer=options.get("dealer"), rng=self._rng
-        )
+        ))
+
+    def _begin(self, game: GameState) -> None:
+        """Start the episode of a new match ``game`` (``reset``, and history replays)."""
+        self.game = game
         self._forfeits = {}
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -174,18 +189,29 @@ class raw_env(AECEnv):
     def step(self, action):
         if self.game is None:
             raise RuntimeError("step() called before reset()")
+        if not self.agents:
+            raise RuntimeError(
+                "step() after the episode is over (every agent is done): call reset() to "
+                "start a new one"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(
+                    f"the episode is over for {agent}: step(None) removes it, reset() starts "
+                    f"a new episode (got action {action!r})"
+                )
             return self._was_dead_step(action)
         game = self.game
         player = self._agent_index[agent]
+        if type(action) is not int and isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()  # a 0-d array, as a policy's predict() returns
         try:
             game.apply(action)
         except IllegalActionError:
             if self.rules.illegal_action == "raise":
                 raise
-            bad = action if isinstance(action, (int, np.integer)) else -1
-            self._forfeits[game.deal_index] = (player, int(bad))
+            self._forfeits[game.deal_index] = (player, _action_id(action))
             game.forfeit(player)
         self._cumulative_rewards[agent] = 0.0
         self.infos[agent] = {}
@@ -226,7 +252,7 @@ class raw_env(AECEnv):
     def observe(self, agent):
         if self.game is None:
             raise RuntimeError("observe() called before reset()")
-        player = self._agent_index[agent]
+        player = self._seat(agent)
         game = self.game
         obs = self._encoder.encode(game, player)
         if player == game.current and not game.deal_over:
@@ -256,30 +282,18 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ histories
     def export_history(self) -> str:
-        """The match so far as JSON: rules, and per deal the dealer, deck and actions."""
+        """The match so far as JSON (``pis_env.history``): rules, and per deal the dealer,
+        deck, reshuffles and actions, with the format version and a SHA-256 digest."""
         if self.game is None:
             raise RuntimeError("export_history() called before reset()")
-        return json.dumps(history_of(self.game, self._forfeits))
+        return json.dumps(_history.record(self.game, self._forfeits))
 
     @classmethod
     def from_history(cls, history: str | dict, render_mode: str | None = None) -> raw_env:
-        """A new env replayed through an exported history (same rules, decks, actions)."""
-        data = json.loads(history) if isinstance(history, str) else history
-        if data.get("env") != ENV_NAME:
-            raise ValueError(f"history is for {data.get('env')!r}, not {ENV_NAME!r}")
-        env_ = cls(render_mode=None, **data["rules"])
-        deals = data["deals"]
-        env_.reset(options={"deck": [d["deck"] for d in deals], "dealer": deals[0]["dealer"]})
-        for k, deal in enumerate(deals):
-            if env_.game.deal_index != k:
-                raise ValueError(f"history deal {k} does not follow from the previous deals")
-            for player, action in deal["actions"]:
-                if env_.possible_agents.index(env_.agent_selection) != player:
-                    raise ValueError(f"history deal {k}: not player_{player}'s turn")
-                env_.step(action)
-            if "illegal" in deal:
-                player, action = deal["illegal"]
-                env_.step(action)
+        """A new env stepped through an exported history to its last position. A
+        malformed or altered history, or one that is not a game of its rules, raises
+        ``pis_env.history.HistoryError`` (a ``ValueError``)."""
+        *_, env_ = _history.replay(history, cls)
         env_.render_mode = render_mode
         return env_
 
@@ -304,14 +318,9 @@ def win_share(charges: Sequence[int]) -> float:
     return deal_rewards(list(charges), [c == low for c in charges], "win")[0]
 
 
-def history_of(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None) -> dict:
-    """A JSON-ready record from which ``raw_env.from_history`` rebuilds the match."""
-    deals = []
-    for k, (deck, dealer, actions) in enumerate(
-        zip(game.deal_decks, game.deal_dealers, game.histories)
-    ):
-        deal = {"dealer": dealer, "deck": list(deck), "actions": [list(pa) for pa in actions]}
-        if forfeits and k in forfeits:
-            deal["illegal"] = list(forfeits[k])
-        deals.append(deal)
-    return {"env": ENV_NAME, "rules": game.rules.to_dict(), "deals": deals}
+def _action_id(action) -> int:
+    """An illegal action as the plain int that ``info["illegal_action"]`` reports; -1 for
+    one that is not an integer at all (a float, a string, None, a bool)."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    return -1

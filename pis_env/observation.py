@@ -9,6 +9,7 @@ is the observer, then the players to its left in clockwise order.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,36 +128,130 @@ class ObservationEncoder:
         return buf
 
 
-def _one_hot_index(values: np.ndarray) -> int | None:
-    hits = np.flatnonzero(values > 0.5)
-    return int(hits[0]) if len(hits) else None
+#: Segments that hold only 0/1 bits, and those of them that are one-hots (exactly one 1).
+BINARY_SEGMENTS = ("hand", "top_card", "active_suit", "pending_sevens", "phase", "has_drawn",
+                   "direction", "discard", "drew_on_suit", "deal")
+ONE_HOT_SEGMENTS = ("active_suit", "pending_sevens", "phase", "deal")
+_COUNT_TOLERANCE = 1e-3  # a count k / 52 in float32 is k to within 1e-5 after scaling
+_JACK, _SEVEN = 9, 5
+
+
+def _counts(values: list[float], name: str) -> list[int]:
+    """Sizes stored as k / 52, back as ints 0..52; anything else is not such a vector."""
+    counts = [round(v * SIZE_SCALE) for v in values]
+    if any(abs(v * SIZE_SCALE - c) > _COUNT_TOLERANCE for v, c in zip(values, counts)):
+        raise ValueError(f"{name} holds {values}, not card counts / 52")
+    return counts
+
+
+@functools.lru_cache(maxsize=64)
+def _bit_checks(num_players: int, num_deals: int) -> tuple[np.ndarray, tuple]:
+    """The positions of every binary value in the layout, and the one-hot segments'
+    ``(name, start, stop)`` (cached: decoding is on the bots' per-move path)."""
+    layout = Layout.of(num_players, num_deals)
+    positions = [np.arange(layout.offsets[n].start, layout.offsets[n].stop)
+                 for n in BINARY_SEGMENTS if n in layout.offsets]
+    one_hots = tuple((n, layout.offsets[n].start, layout.offsets[n].stop)
+                     for n in ONE_HOT_SEGMENTS if n in layout.offsets)
+    return np.concatenate(positions), one_hots
+
+
+_layout = functools.lru_cache(maxsize=64)(Layout.of)
+
+
+def _check_bits(vec: np.ndarray, num_players: int, num_deals: int, where: str) -> None:
+    """Only 0/1 in the binary segments, exactly one 1 in each one-hot, at most one top card:
+    a vector decoded with the wrong ``num_players``/``num_deals`` usually breaks one."""
+    positions, one_hots = _bit_checks(num_players, num_deals)
+    bits = vec[positions]
+    if not ((bits == 0.0) | (bits == 1.0)).all():
+        layout = Layout.of(num_players, num_deals)
+        pos = int(positions[np.flatnonzero((bits != 0.0) & (bits != 1.0))[0]])
+        name = next(n for n, s in layout.offsets.items() if s.start <= pos < s.stop)
+        raise ValueError(f"{where}: segment {name!r} must hold only 0/1, found {vec[pos]:g}")
+    for name, start, stop in one_hots:
+        ones = vec[start:stop].sum()
+        if ones != 1.0:
+            raise ValueError(f"{where}: segment {name!r} must be one-hot, found {ones:g} ones")
+
+
+def _check_position(out: dict, where: str) -> None:
+    """Facts that hold in every position the rules reach, final ones included (cards add up
+    to 52, the top card is on the pile and sets the suit unless it is a Jack, a nomination
+    follows a Jack, pending sevens lie on a 7). Not "phase ace means an Ace on top": going
+    out in the Ace's extra play leaves the phase as it was."""
+    hand, discard, top = out["hand"], set(out["discard"]), out["top_card"]
+    sizes = out["hand_sizes"]
+    problems = []
+    if sum(sizes) + out["stock_size"] + len(discard) != NUM_CARDS:
+        problems.append(f"hand sizes {sizes} + stock {out['stock_size']} + discard "
+                        f"{len(discard)} do not add up to 52 cards")
+    if sizes[0] != len(hand):
+        problems.append(f"the observer holds {len(hand)} cards but its hand size says {sizes[0]}")
+    if discard.intersection(hand):
+        problems.append("a card is both in the hand and on the discard pile")
+    if (top is None) != (not discard):
+        problems.append("the top card and the discard pile disagree")
+    elif top is not None and top not in discard:
+        problems.append("the top card is not on the discard pile")
+    rank = None if top is None else top % 13
+    if rank is not None and rank != _JACK and out["active_suit"] != top // 13:
+        problems.append("the active suit is not the top card's suit")
+    if out["phase"] == "nominate" and rank != _JACK:
+        problems.append("phase nominate without a Jack on top")
+    if out["pending_sevens"] and rank != _SEVEN:
+        problems.append("sevens pending without a 7 on top")
+    if problems:
+        raise ValueError(f"{where}: " + "; ".join(problems))
 
 
 def decode_observation(vector, num_players: int, num_deals: int = 1) -> dict:
-    """A plain dict of what an observation vector says (SPEC §5)."""
+    """A plain dict of what an observation vector says (SPEC §5).
+
+    The vector is checked first: the right length, 0/1 only in the bit segments, one-hots
+    with one 1, counts that are counts, and a position the rules can reach. So a vector
+    read with the wrong ``num_players``/``num_deals`` (a 3-player 2-deal vector and a
+    4-player 1-deal one are both 188 long) is a ``ValueError`` rather than a misreading,
+    save in the rare positions that fit both layouts: keep the table size with a stored
+    vector."""
     vec = np.asarray(vector, dtype=np.float64)
-    layout = Layout.of(num_players, num_deals)
+    layout = _layout(num_players, num_deals)
     if vec.shape != (layout.size,):
         raise ValueError(
             f"observation has shape {vec.shape}; {num_players} players and {num_deals} deals "
             f"need ({layout.size},)"
         )
-    seg = {name: vec[s] for name, s in layout.offsets.items()}
-    drew = seg["drew_on_suit"].reshape(num_players - 1, 4)
+    where = f"not an observation of {num_players} players and {num_deals} deal(s)"
+    if not (vec >= 0.0).all() or not (vec <= 1.0).all():  # NaN fails both
+        raise ValueError(f"{where}: values must lie in [0, 1]")
+    _check_bits(vec, num_players, num_deals, where)
+    o = layout.offsets
+    # After the checks every bit is exactly 0 or 1 and every one-hot has one 1.
+    ones = np.flatnonzero(vec).tolist()
+    at = {name: [i - s.start for i in ones if s.start <= i < s.stop]
+          for name, s in o.items() if name in BINARY_SEGMENTS}
+    if len(at["top_card"]) > 1:
+        raise ValueError(f"{where}: segment 'top_card' has more than one card")
+    values = vec.tolist()
     out = {
-        "hand": np.flatnonzero(seg["hand"] > 0.5).tolist(),
-        "top_card": _one_hot_index(seg["top_card"]),
-        "active_suit": _one_hot_index(seg["active_suit"]),
-        "pending_sevens": _one_hot_index(seg["pending_sevens"]),
-        "phase": PHASE_NAMES[_one_hot_index(seg["phase"])],
-        "has_drawn": bool(seg["has_drawn"][0] > 0.5),
-        "direction": 1 if seg["direction"][0] > 0.5 else -1,
-        "hand_sizes": [int(round(v * SIZE_SCALE)) for v in seg["hand_sizes"]],
-        "stock_size": int(round(seg["stock_size"][0] * SIZE_SCALE)),
-        "discard": np.flatnonzero(seg["discard"] > 0.5).tolist(),
-        "drew_on_suit": [np.flatnonzero(row > 0.5).tolist() for row in drew],
+        "hand": at["hand"],
+        "top_card": at["top_card"][0] if at["top_card"] else None,
+        "active_suit": at["active_suit"][0],
+        "pending_sevens": at["pending_sevens"][0],
+        "phase": PHASE_NAMES[at["phase"][0]],
+        "has_drawn": bool(at["has_drawn"]),
+        "direction": 1 if at["direction"] else -1,
+        "hand_sizes": _counts(values[o["hand_sizes"]], f"{where}: hand_sizes"),
+        "stock_size": _counts(values[o["stock_size"]], f"{where}: stock_size")[0],
+        "discard": at["discard"],
+        "drew_on_suit": [[b - 4 * k for b in at["drew_on_suit"] if 4 * k <= b < 4 * k + 4]
+                         for k in range(num_players - 1)],
     }
+    _check_position(out, where)
     if num_deals > 1:
-        out["deal"] = _one_hot_index(seg["deal"])
-        out["scores"] = [int(round(SCORE_SCALE * v / (1.0 - v))) for v in seg["scores"]]
+        scores = values[o["scores"]]
+        if max(scores) >= 1.0:
+            raise ValueError(f"{where}: scores t / (t + 100) must be below 1")
+        out["deal"] = at["deal"][0]
+        out["scores"] = [int(round(SCORE_SCALE * v / (1.0 - v))) for v in scores]
     return out

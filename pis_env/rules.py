@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
 RESHUFFLE_DEFAULT_MAX_TURNS = 1000
 
 
-def _nearest(name: str, allowed) -> str:
-    close = difflib.get_close_matches(name, list(allowed), n=3)
+def _nearest(name, allowed) -> str:
+    """`` (did you mean 'a', 'b'?)`` with up to three distinct close matches, or ``""``."""
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(dict.fromkeys(allowed)), n=3)
     return f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
 
 
@@ -55,9 +59,13 @@ class Rules:
             value = getattr(self, key)
             if value not in allowed:
                 raise ValueError(
-                    f"{key}={value!r} is not allowed; allowed values: "
+                    f"{key}={value!r} is not allowed{_nearest(value, allowed)}; allowed values: "
                     + ", ".join(map(repr, allowed))
                 )
+        for key in ("num_players", "num_deals", "max_turns"):
+            # numpy integers (np.int64(3)) count as ints, stored as plain ints so that
+            # to_dict() stays JSON-ready.
+            object.__setattr__(self, key, _plain_int(getattr(self, key)))
         if not _is_int(self.num_players) or not 2 <= self.num_players <= 7:
             raise ValueError(f"num_players={self.num_players!r}: allowed values are 2..7")
         if not _is_int(self.num_deals) or self.num_deals < 1:
@@ -85,14 +93,28 @@ class Rules:
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> Rules:
-        """Rules from a YAML mapping of option names to values (``configs/rules/*.yaml``)."""
+        """Rules from a YAML mapping of option names to values (``configs/rules/*.yaml``).
+
+        A missing file, malformed YAML or a bad option is a one-line ``ValueError`` that
+        starts with the file (and the line, for YAML errors): the CLIs print it as is."""
         import yaml
 
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f) or {}
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = yaml.safe_load(f) or {}
+        except FileNotFoundError:
+            raise ValueError(f"{path}: rules file not found") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: cannot read the rules file: {e}") from None
+        except yaml.YAMLError as e:
+            where = f"{path}{_yaml_where(e)}"
+            raise ValueError(f"{where}: malformed YAML: {_yaml_problem(e)}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: a rules file must be a mapping of option: value")
-        return cls.from_options(**{**data, **overrides})
+        try:
+            return cls.from_options(**{**data, **overrides})
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -103,3 +125,31 @@ class Rules:
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plain_int(value):
+    """``value`` as a plain int when it is an integer of another type (``np.int64``);
+    anything else (floats, strings, bools, None) unchanged, for the checks to reject."""
+    if isinstance(value, (int, float, str, bytes)) or value is None:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
+def _yaml_where(error) -> str:
+    """``:LINE`` (1-based) of a PyYAML error: where the construct that failed starts (the
+    unclosed bracket or quote) when known, else where the parser stopped; ``""`` without."""
+    mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
+    return f":{mark.line + 1}" if mark is not None else ""
+
+
+def _yaml_problem(error) -> str:
+    """A PyYAML error's message on one line, without its multi-line source excerpt."""
+    parts = []
+    for text, mark in ((getattr(error, "context", None), getattr(error, "context_mark", None)),
+                       (getattr(error, "problem", None), getattr(error, "problem_mark", None))):
+        if text:
+            parts.append(f"{text} (line {mark.line + 1})" if mark is not None else text)
+    return " ".join(" ".join(parts).split()) or " ".join(str(error).split())
