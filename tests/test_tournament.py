@@ -292,6 +292,16 @@ def test_cli(tmp_path, capsys):
     assert json.loads((out / "results.json").read_text())["rules"]["seven_penalty"] == "double"
     assert main(["--agents", "random", "--option", "bogus=1", "--no-save"]) == 2
     assert "bogus" in capsys.readouterr().err
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    assert set(modes.values()) == {0o666 & ~_umask()}, modes  # 0644 under the usual umask
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @pytest.mark.parametrize("bot", ["greedy", "heuristic"])
@@ -301,3 +311,121 @@ def test_baseline_bots_play_in_tournaments(bot):
     res = run_tournament([bot, "random"], num_players=3, deals=4, seed=0, workers=1,
                          progress=False)
     assert res.stats[bot].games == 12
+
+
+# ---------------------------------------------------------------------------- hardening
+def test_workers_must_be_at_least_one(capsys):
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="workers"):
+            run_tournament(["random", "random"], deals=1, workers=bad, progress=False)
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(SystemExit) as e:
+            main(["--agents", "random", "--workers", bad, "--no-save"])
+        assert e.value.code == 2
+        assert "--workers" in capsys.readouterr().err
+
+
+def test_out_is_checked_before_any_game(tmp_path, capsys, monkeypatch):
+    import agents.tournament as tournament
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(tournament, "run_tournament", no_games)
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for out in (a_file, a_file / "sub"):
+        assert main(["--agents", "random", "--out", str(out), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert "--out" in err and "not a folder" in err and len(err.splitlines()) == 1
+
+
+def _one_line_error(capsys, argv, cli=main) -> str:
+    assert cli(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert ": error: " in err
+    return err
+
+
+def test_cli_malformed_yaml_is_a_one_line_error(tmp_path, capsys):
+    from agents.play import main as play_main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seven_penalty: add\ndraw_rule: [one\nnominate: any\n")
+    for cli, argv in ((main, ["--agents", "random", "--no-save"]),
+                      (play_main, ["--opponents", "random"])):
+        err = _one_line_error(capsys, [*argv, "--rules", str(bad)], cli)
+        assert str(bad) in err and "line" in err or f"{bad}:" in err
+    err = _one_line_error(capsys, ["--agents", "random", "--no-save", "--option",
+                                   "draw_rule=[x"])
+    assert "draw_rule=[x" in err and "line 1" in err
+    err = _one_line_error(capsys, ["--agents", "random", "--no-save", "--option",
+                                   "draw_rule=bogus"])
+    assert "bogus" in err
+    err = _one_line_error(capsys, ["--agents", "mc?samples=[2", "--no-save"])
+    assert "samples=[2" in err
+
+
+def test_progress_in_a_log_is_a_line_now_and_then(capsys, monkeypatch):
+    import agents.tournament as tournament
+
+    run_tournament(["random", "random"], deals=60, workers=1, progress=True)
+    err = capsys.readouterr().err  # not a terminal
+    assert "\r" not in err
+    assert err.splitlines() == [line for line in err.splitlines() if "60/60 deals" in line]
+    assert len(err.splitlines()) == 1
+    monkeypatch.setattr(tournament, "PROGRESS_EVERY_S", 0.0)
+    run_tournament(["random", "random"], deals=60, workers=1, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 2 and lines[-1].startswith("tournament: 60/60 deals")
+
+
+class SignalProbe(FirstLegal):
+    """Fails when it plays in a pool worker that kept its parent's signal handlers."""
+
+    def act(self, observation):
+        import signal
+
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL or \
+                signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            raise RuntimeError(f"inherited handlers {signal.getsignal(signal.SIGTERM)}")
+        return super().act(observation)
+
+
+def test_pool_workers_reset_their_signal_handlers():
+    import signal
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        result = run_tournament([f"{MOD}:SignalProbe", "random"], deals=4, workers=2,
+                                progress=False)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert result.workers == 2 and signal.getsignal(signal.SIGTERM) is old
+
+
+def test_pool_workers_do_not_inherit_the_callers_signal_handlers():
+    """``train/ppo.py`` turns SIGTERM into KeyboardInterrupt; the pool's forked workers
+    must not inherit that, or terminating the pool prints a traceback per worker."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import signal\n"
+        "def _raise(signum, frame):\n"
+        "    raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGTERM, _raise)\n"
+        "signal.signal(signal.SIGINT, _raise)\n"
+        "from agents.tournament import run_tournament\n"
+        "r = run_tournament(['random', 'greedy'], deals=8, workers=2, progress=False)\n"
+        "print('played', r.workers)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert proc.returncode == 0 and "played 2" in proc.stdout, proc.stderr
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr
