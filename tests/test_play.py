@@ -111,6 +111,16 @@ def test_bad_command_line():
     assert main(["--opponents", ",".join(["random"] * 7)]) == 2
 
 
+def test_malformed_rules_file_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "bad rules.yaml"
+    bad.write_text("num_players: 3\ndraw_rule: [one\n", encoding="utf-8")
+    proc = run_cli(["--opponents", "random", "--rules", str(bad)], "")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert str(bad) in proc.stderr and "error:" in proc.stderr
+    assert main(["--opponents", "random", "--rules", str(tmp_path / "missing.yaml")]) == 2
+
+
 # ---------------------------------------------------------------------------- injected
 def test_match_with_injected_input_and_running_totals():
     lines: list[str] = []
