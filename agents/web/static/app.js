@@ -241,6 +241,9 @@ function renderGame(state) {
 
   $("#download").href = `/api/games/${state.id}/history`;
   sessionStorage.setItem("pis-game", state.id);
+  // What the page shows, for people reading the DOM (and the browser tests).
+  Object.assign(document.body.dataset, {game: state.id, status: state.status,
+                                        version: String(state.version)});
   scheduleBot();
 }
 
@@ -254,6 +257,7 @@ function scheduleBot() {
 
 async function request(method, path, body) {
   ui.busy = true;
+  document.body.dataset.busy = "1";
   try {
     const state = await api(method, path, body);
     clearMessage();
@@ -265,6 +269,7 @@ async function request(method, path, body) {
     }
   } finally {
     ui.busy = false;
+    delete document.body.dataset.busy;
   }
 }
 
@@ -337,6 +342,7 @@ function renderFrame(frame) {
   renderTable($("#replay-table"), pos, viewer, null, null);
   $("#rp-pos").textContent = `position ${frame.index} of ${frame.count - 1}`;
   $("#rp-text").textContent = frame.text;
+  document.body.dataset.frame = `${frame.index}:${frame.view}:${frame.policy ? 1 : 0}`;
   $("#rp-slider").value = String(frame.index);
   $("#rp-jump").value = String(frame.index);
   for (const li of document.querySelectorAll("#replay-moves li")) {

@@ -1,0 +1,361 @@
+"""The browser table in a real browser: Debian's headless Chromium through Selenium.
+
+The server runs in a thread on a free 127.0.0.1 port; the page is clicked like a person
+would. Every check compares what the DOM shows with the engine (replayed from the game's
+exported history) or with ``agents.ppo``. Screenshots go to ``$PIS_WEB_ARTIFACTS``
+(default ``runs/test-artifacts/web``); the folder is printed at the end of the run.
+
+A missing browser is a failure that says how to install it, never a silent skip:
+``apt-get install -y chromium chromium-driver``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import make
+from pis_env import card_name, raw_env
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(os.environ.get("PIS_WEB_ARTIFACTS", ROOT / "runs" / "test-artifacts" / "web"))
+INSTALL = ("the browser tests need Debian's chromium and chromium-driver: "
+           "apt-get install -y chromium chromium-driver (and the dev extra: "
+           "pip install -e '.[train,dev]')")
+PPO = "ppo:models/ppo_2p.zip"
+#: Chromium flags: headless, as root, and nothing fetched or updated in the background.
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--disable-background-networking", "--disable-component-update", "--no-first-run",
+         "--disable-sync", "--disable-extensions", "--window-size=1280,1000"]
+SETTLED = ("your_turn", "deal_over", "match_over")
+
+
+def _browser_paths() -> tuple[str, str]:
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.fail(f"chromium={chromium!r}, chromedriver={driver!r}: {INSTALL}",
+                    pytrace=False)
+    return chromium, driver
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app on a free port in a thread: ``(base_url, app)``."""
+    try:
+        import uvicorn
+
+        from agents.web.app import create_app
+        from agents.web.server import build, build_parser
+    except ImportError as e:
+        pytest.fail(f"{e}: {INSTALL}", pytrace=False)
+    config, views = build(build_parser().parse_args(
+        ["--allow", f"random,{PPO}", "--seed", "0", "--delay", "0"]))
+    app = create_app(config, views)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", app
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver_path = _browser_paths()
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as e:
+        pytest.fail(f"{e}: {INSTALL}", pytrace=False)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium  # Selenium Manager downloads nothing
+    profile = tempfile.mkdtemp(prefix="pis-chromium-")
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    driver.set_page_load_timeout(30)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def screenshot(driver, name: str, capsys) -> None:
+    """Save a test artifact and say where it is (in the test output, not captured)."""
+    path = ARTIFACTS / name
+    driver.save_screenshot(str(path))
+    with capsys.disabled():
+        print(f"\nscreenshot: {path}")
+
+
+# ---------------------------------------------------------------------- helpers
+def css(driver, selector):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def wait(driver, predicate, what: str, timeout: float = 20):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(
+        lambda d: predicate(d), message=f"timed out waiting for {what}")
+
+
+def settled(driver, after_version: int = -1) -> dict:
+    """Wait until no request is in flight and the person must act (or the deal ended)."""
+    def ready(d):
+        data = d.execute_script("return Object.assign({}, document.body.dataset)")
+        if data.get("busy") or data.get("status") not in SETTLED:
+            return False
+        return data if int(data.get("version", -1)) > after_version else False
+    return wait(driver, ready, "the page to settle")
+
+
+def clickable(driver) -> list[int]:
+    return sorted(int(b.get_attribute("data-action"))
+                  for b in css(driver, "#play-view button[data-action]:not([disabled])"))
+
+
+def history(base: str, game_id: str) -> str:
+    with urllib.request.urlopen(f"{base}/api/games/{game_id}/history", timeout=10) as r:
+        return r.read().decode()
+
+
+def stacked_deck(hand0: list[int], seed: int) -> list[int]:
+    """Dealer 1 deals ``hand0`` to player_0, the rest of the deck shuffled."""
+    rest = [c for c in np.random.default_rng(seed).permutation(52).tolist() if c not in hand0]
+    deck = []
+    for i in range(7):
+        deck += [hand0[i], rest[i]]
+    return deck + rest[7:]
+
+
+def positions(text: str):
+    """Every position of a one-deal history: a fresh env stepped through its actions."""
+    done = raw_env.from_history(text)
+    env = raw_env(**done.rules.to_dict())
+    env.reset(options={"deck": done.game.deal_decks[0], "dealer": done.game.deal_dealers[0]})
+    yield env
+    for _, action in done.game.histories[0]:
+        env.step(action)
+        yield env
+
+
+def choose(legal: list[int]) -> int:
+    """A Jack when one is legal (to reach a nomination), else the first card, else draw."""
+    jacks = [a for a in legal if a < 52 and a % 13 == 9]
+    cards = [a for a in legal if a < 52]
+    return (jacks or cards or [a for a in legal if a == 56] or legal)[0]
+
+
+# ---------------------------------------------------------------------- play
+HAND = [0, 1, 3, 35, 14, 46, 24]  # 2♣ 3♣ 5♣ J♥ 3♦ 9♠ K♦
+
+
+def test_a_whole_deal_by_clicking(server, browser, capsys):
+    base, _ = server
+    deck = stacked_deck(HAND, seed=4)
+    browser.get(f"{base}/?deck={','.join(card_name(c) for c in deck)}&dealer=1&delay=0")
+    data = settled(browser)
+    hand_text = [e.text for e in css(browser, "#hand .card")]
+    assert hand_text == [card_name(c, unicode=True) for c in sorted(HAND)]
+    assert [e.get_attribute("class").split()[1] for e in css(browser, "#hand .card")] == [
+        "red" if c // 13 in (1, 2) else "black" for c in sorted(HAND)]
+    game_id = data["game"]
+    nominated = False
+    steps = 0
+    while data["status"] == "your_turn":
+        env = raw_env.from_history(history(base, game_id))
+        legal = np.flatnonzero(env.observe("player_0")["action_mask"]).tolist()
+        assert clickable(browser) == legal, f"step {steps}"
+        assert [e.text for e in css(browser, "#hand .card")] == [
+            card_name(c, unicode=True) for c in range(52) if env.game.hands[0] >> c & 1]
+        top = env.game.top
+        assert css(browser, "#top .card")[0].text == (card_name(top, unicode=True)
+                                                      if top >= 0 else "none yet")
+        assert f"Stock: {len(env.game.stock)} cards" in css(browser, "#stock")[0].text
+        action = choose(legal)
+        if env.game.phase_name == "nominate":
+            # slow the bot down so the page can be read before it replies
+            browser.execute_script("const d = document.querySelector('#delay');"
+                                   "d.value = 2000; d.dispatchEvent(new Event('input'));")
+            action = 54  # hearts
+        css(browser, f"#play-view button[data-action='{action}']")[0].click()
+        if action == 54:
+            wait(browser, lambda d: "hearts" in css(d, "#active-suit")[0].text
+                 and "named ♥ hearts" in css(d, "#log")[0].text, "the nomination")
+            assert "to move" in css(browser, "#turn")[0].text
+            browser.execute_script("const d = document.querySelector('#delay');"
+                                   "d.value = 0; d.dispatchEvent(new Event('input'));")
+            nominated = True
+        if steps == 2:
+            screenshot(browser, "table-mid-deal.png", capsys)
+        data = settled(browser, int(data["version"]))
+        steps += 1
+    assert nominated, "the deal ended before a Jack could be played"
+    assert data["status"] == "match_over"
+    env = raw_env.from_history(history(base, game_id))
+    charges = [int(td.text) for td in css(browser, "#result td.charge")]
+    assert charges == env.game.charges
+    verdict = css(browser, "#verdict")[0].text
+    assert verdict == ("You win the deal!" if env.game.winners[0] else "The deal is lost.")
+    assert clickable(browser) == []
+    screenshot(browser, "table-deal-over.png", capsys)
+
+
+def test_bad_input_shows_a_message_and_changes_nothing(server, browser):
+    base, app = server
+    browser.get(f"{base}/?delay=0&seed=5")
+    data = settled(browser)
+    session = app.state.games.get(data["game"])
+    before = session.state()
+    # a stale click: the page still shows version N, the server is asked for an illegal move
+    illegal = next(a for a in range(58) if a not in {m["action"] for m in before["legal"]})
+    browser.execute_script("playMove(arguments[0])", illegal)
+    wait(browser, lambda d: not css(d, "#message")[0].get_attribute("hidden"), "the message")
+    assert "illegal move" in css(browser, "#message")[0].text
+    assert session.state() == before
+    # an unknown game (a server restart): a message, and a new game to play
+    browser.execute_script("sessionStorage.setItem('pis-game', 'gone')")
+    browser.get(f"{base}/?delay=0")
+    settled(browser)
+    assert "unknown game 'gone'" in css(browser, "#message")[0].text
+
+
+# ---------------------------------------------------------------------- replay
+def test_load_a_replay_and_step_through_it(server, browser, tmp_path):
+    base, _ = server
+    text = _finished_history(seed=12)
+    path = tmp_path / "history.json"
+    path.write_text(text)
+    css(browser, "#tab-replay")[0].click()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"deals": "nope"}')
+    css(browser, "#replay-file")[0].send_keys(str(bad))
+    wait(browser, lambda d: "not a replayable history" in css(d, "#message")[0].text,
+         "the bad-history message")
+    css(browser, "#replay-file")[0].send_keys(str(path))
+    frames = list(_snapshots(text))
+    wait(browser, lambda d: css(d, "#rp-pos")[0].text == f"position 0 of {len(frames) - 1}",
+         "the replay")
+    assert not css(browser, "#message")[0].is_displayed()
+
+    def shown(k, view="table"):
+        wait(browser, lambda d: d.execute_script("return document.body.dataset.frame")
+             .startswith(f"{k}:{view}:"), f"frame {k}")
+        hands = [[e.text for e in seat.find_elements("css selector", ".card")]
+                 for seat in css(browser, "#replay-table .seat")]
+        top = css(browser, "#replay-table #top .card")[0].text
+        return hands, top
+
+    def expected(k):
+        game = frames[k]
+        return ([[card_name(c, unicode=True) for c in range(52) if game.hands[i] >> c & 1]
+                 for i in range(2)],
+                card_name(game.top, unicode=True) if game.top >= 0 else "none yet")
+
+    assert shown(0) == expected(0)
+    for k in (1, 2, 3):
+        css(browser, "#rp-forward")[0].click()
+        assert shown(k) == expected(k)
+    css(browser, "#rp-back")[0].click()
+    assert shown(2) == expected(2)
+    jump = css(browser, "#rp-jump")[0]
+    jump.clear()
+    jump.send_keys(str(len(frames) - 1))
+    css(browser, "#rp-go")[0].click()
+    assert shown(len(frames) - 1) == expected(len(frames) - 1)
+    assert css(browser, "#replay-result")[0].is_displayed()
+    css(browser, "#replay-moves li[data-frame='1']")[0].click()
+    assert shown(1) == expected(1)
+    from selenium.webdriver.support.ui import Select
+
+    Select(css(browser, "#replay-seat")[0]).select_by_value("1")
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.frame")
+         .startswith("1:1:"), "the seat view")
+    own = [e.text for e in css(browser, "#replay-table .own .card")]
+    assert own == expected(1)[0][1]
+    assert css(browser, "#replay-table .seat .backs")  # player_0's cards face down
+    Select(css(browser, "#replay-seat")[0]).select_by_value("table")
+
+
+def _finished_history(seed):
+    """A deal of random legal moves, as ``export_history()`` JSON."""
+    env = raw_env()
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    while not env.game.deal_over:
+        legal = env.game.legal_actions()
+        env.step(legal[rng.integers(len(legal))])
+    return env.export_history()
+
+
+def _snapshots(text):
+    """Positions as the replay view lists them (one deal: the start, then each move)."""
+    for env in positions(text):
+        yield env.game.copy()
+
+
+# ---------------------------------------------------------------------- policy
+def test_policy_view_shows_agents_ppo_probabilities(server, browser, capsys):
+    from selenium.webdriver.support.ui import Select
+
+    base, _ = server
+    browser.get(f"{base}/?delay=0&seed=31&policy=1")
+    settled(browser)
+    Select(css(browser, "#bot-choice select")[0]).select_by_value(PPO)
+    old = browser.execute_script("return document.body.dataset.game")
+    css(browser, "#new-game")[0].click()
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.game") != old,
+         "the new game")
+    data = settled(browser)
+    agent = make("ppo", path="models/ppo_2p.zip")
+    checked = 0
+    while data["status"] == "your_turn" and checked < 3:
+        done = raw_env.from_history(history(base, data["game"]))
+        moves = done.game.histories[0]
+        if moves and moves[-1][0] == 1:  # the panel shows that last ppo decision
+            env = raw_env(**done.rules.to_dict())
+            env.reset(options={"deck": done.game.deal_decks[0],
+                               "dealer": done.game.deal_dealers[0]})
+            for _, a in moves[:-1]:
+                env.step(a)
+            expected = agent.probabilities(env.observe("player_1"))
+            rows = css(browser, "#policy tr[data-action]")
+            shown = {int(r.get_attribute("data-action")): float(r.get_attribute("data-p"))
+                     for r in rows}
+            legal = np.flatnonzero(env.observe("player_1")["action_mask"]).tolist()
+            assert sorted(shown) == legal
+            assert [shown[a] for a in legal] == pytest.approx(expected[legal].tolist(),
+                                                              abs=1e-12)
+            for r in rows:
+                percent = float(r.find_element("css selector", "td.p").text.rstrip("%"))
+                assert percent == pytest.approx(100 * expected[int(r.get_attribute(
+                    "data-action"))], abs=0.006)
+            assert "full-table" in css(browser, "#policy")[0].text  # no hidden-card value
+            checked += 1
+        css(browser, "#play-view button[data-action]:not([disabled])")[0].click()
+        data = settled(browser, int(data["version"]))
+    assert checked > 0
+    screenshot(browser, "table-policy-view.png", capsys)
+    # the toggle hides the panel
+    css(browser, "#policy-toggle")[0].click()
+    assert not css(browser, "#policy")[0].is_displayed()
