@@ -833,11 +833,11 @@ class LineProgress:
     ``every`` seconds and once at the end, where tqdm would redraw its bar with hundreds of
     carriage returns."""
 
-    def __init__(self, total: int, desc: str = "tournament", every: float = PROGRESS_EVERY_S,
+    def __init__(self, total: int, desc: str = "tournament", every: float | None = None,
                  file=None):
         self.total = total
         self.desc = desc
-        self.every = every
+        self.every = PROGRESS_EVERY_S if every is None else every
         self.file = file if file is not None else sys.stderr
         self.done = 0
         self._start = self._last = time.perf_counter()
