@@ -125,3 +125,10 @@ def test_masks():
         assert cards_of(cards.RANK_MASKS[r]) == [r, r + 13, r + 26, r + 39]
     assert cards_of(cards.JACKS) == [9, 22, 35, 48]
     assert cards_of(cards.SEVENS) == [5, 18, 31, 44]
+
+
+@pytest.mark.parametrize("bad, kind", [(3.0, "a float"), (None, "a NoneType"), (True, "a bool"),
+                                       ([5], "a list")])
+def test_parse_error_says_what_is_wrong_with_the_card(bad, kind):
+    with pytest.raises(ValueError, match=rf"not a card: .*\({kind}; a card is an int id 0\.\.51"):
+        parse_card(bad)

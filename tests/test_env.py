@@ -365,3 +365,125 @@ def test_non_integer_actions_are_illegal():
         with pytest.raises(IllegalActionError):
             env.step(bad)
     env.step(np.int32(legal))  # numpy integers are fine (api_test steps np.int32)
+
+
+def test_unknown_agent_is_a_clear_error():
+    raw = pis_env.raw_env(num_players=3)
+    raw.reset(seed=0)
+    for call in (raw.observe, raw.observation_space, raw.action_space):
+        with pytest.raises(ValueError,
+                           match="unknown agent 'player_9'.*player_0, player_1, player_2"):
+            call("player_9")
+
+
+def test_step_after_the_episode_is_over_says_so():
+    raw = pis_env.raw_env(illegal_action="terminate")
+    raw.reset(seed=0)
+    raw.step(PASS)  # never legal before a draw: the offender forfeits, the episode is over
+    with pytest.raises(ValueError, match="episode is over for player_.*step\\(None\\)"):
+        raw.step(DRAW)
+    for _ in raw.possible_agents:
+        raw.step(None)
+    assert raw.agents == []
+    with pytest.raises(RuntimeError, match="episode is over.*reset"):
+        raw.step(DRAW)
+
+
+def test_deck_of_floats_or_none_names_the_bad_card():
+    raw = pis_env.raw_env()
+    with pytest.raises(ValueError, match=r"deck\[0\]: not a card: 0\.0 \(a float") as err:
+        raw.reset(options={"deck": [float(c) for c in range(52)]})
+    assert "decks for a match" not in str(err.value)
+    deck = list(range(52))
+    deck[3] = None
+    with pytest.raises(ValueError, match=r"deck\[3\]: not a card: None"):
+        raw.reset(options={"deck": deck})
+    match = pis_env.raw_env(num_deals=2)
+    with pytest.raises(ValueError, match=r"deck\[1\]\[3\]: not a card: None"):
+        match.reset(options={"deck": [list(range(52)), deck]})
+    match.reset(options={"deck": np.array([np.arange(52)] * 2)})  # arrays are decks too
+    assert match.game.deal_decks[0] == list(range(52))
+
+
+def test_numpy_integers_are_accepted_as_options_and_actions():
+    raw = pis_env.raw_env(num_players=np.int64(3), num_deals=np.int64(2), max_turns=np.int32(9))
+    assert raw.rules.num_players == 3 and type(raw.rules.num_players) is int
+    assert type(raw.rules.num_deals) is int and type(raw.rules.max_turns) is int
+    json.dumps(raw.rules.to_dict())
+    raw.reset(seed=0, options={"dealer": np.int64(1)})
+    raw.step(np.array(raw.game.legal_actions()[0]))  # a 0-d array, as predict() returns
+    assert raw.game.turns == 1
+    with pytest.raises(ValueError, match="num_players"):
+        pis_env.raw_env(num_players=np.float64(3))
+
+
+@pytest.mark.parametrize("bad, expected", [(np.array(99), 99), (np.int64(70), 70), (70, 70),
+                                           (2.5, -1), (True, -1), ("3", -1)])
+def test_info_illegal_action_is_the_action_as_a_python_int(bad, expected):
+    raw = pis_env.raw_env(illegal_action="terminate")
+    raw.reset(seed=0)
+    offender = raw.agent_selection
+    raw.step(bad)
+    value = raw.infos[offender]["illegal_action"]
+    assert type(value) is int and value == expected
+
+
+def observation_after(steps: int, **options) -> np.ndarray:
+    env = pis_env.env(**options)
+    env.reset(seed=7)
+    rng = random.Random(7)
+    for _ in range(steps):
+        legal = np.flatnonzero(env.last()[0]["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+    return env.observe(env.agent_selection)["observation"].copy()
+
+
+def test_decode_rejects_a_vector_of_another_table():
+    """A 3-player 2-deal vector and a 4-player 1-deal one are both 188 long."""
+    env = pis_env.raw_env(num_players=3, num_deals=2)
+    env.reset(seed=0)
+    rng = random.Random(0)
+    while env.game.deal_index == 0:
+        env.step(rng.choice(env.game.legal_actions()))
+    vector = env.observe("player_0")["observation"]
+    assert vector.shape == (188,) == pis_env.raw_env(num_players=4).observation_space(
+        "player_0")["observation"].shape
+    assert decode_observation(vector, 3, 2)["deal"] == 1
+    with pytest.raises(ValueError, match="not an observation of 4 players and 1 deal"):
+        decode_observation(vector, 4, 1)
+
+
+def test_decode_checks_bits_one_hots_and_the_position():
+    vector = observation_after(6)
+    good = decode_observation(vector, 2)
+    o = pis_env.observation.Layout.of(2).offsets
+    top = good["top_card"]
+    other_suit = (good["active_suit"] + 1) % 4
+
+    def changed(name, index, value):
+        v = vector.copy()
+        v[o[name].start + index] = value
+        return v
+
+    no_suit = vector.copy()
+    no_suit[o["active_suit"]] = 0
+    wrong_suit = changed("active_suit", other_suit, 1)
+    wrong_suit[o["active_suit"].start + good["active_suit"]] = 0
+    spare = next(c for c in range(52) if c not in good["discard"] and c not in good["hand"])
+    cases = [
+        (changed("hand", 0, 0.5), "'hand' must hold only 0/1, found 0.5"),
+        (changed("phase", (["opening", "play", "nominate", "ace"].index(good["phase"]) + 1) % 4,
+                 1), "'phase' must be one-hot, found 2 ones"),
+        (no_suit, "'active_suit' must be one-hot, found 0 ones"),
+        (changed("top_card", spare, 1), "more than one card"),
+        (changed("hand_sizes", 1, 0.3), "hand_sizes holds"),
+        (changed("stock_size", 0, 1.5), r"\[0, 1\]"),
+        (changed("stock_size", 0, np.nan), r"\[0, 1\]"),
+        (changed("discard", spare, 1), "do not add up to 52"),
+        (changed("discard", top, 0), "top card is not on the discard pile"),
+        (wrong_suit, "active suit is not the top card's suit"),
+    ]
+    assert top is not None and top % 13 != 9  # seed 7: a plain card on top after 6 moves
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            decode_observation(bad, 2)

@@ -191,3 +191,48 @@ def test_yaml_overrides_and_errors(tmp_path):
     not_mapping.write_text("- draw_rule\n- one\n", encoding="utf-8")
     with pytest.raises(ValueError):
         Rules.from_yaml(not_mapping)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("draw_rule: free\nnominate: [x\n", 2),       # an unclosed flow sequence
+    ('draw_rule: "free\n', 1),                    # an unclosed quote
+    ("draw_rule: one\n  seven_penalty: add\n", 2),  # bad indentation
+    ("num_players: 3\n\tnominate: any\n", 2),     # a tab
+])
+def test_malformed_yaml_is_a_one_line_error_with_file_and_line(tmp_path, text, line):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:{line}: malformed YAML: ") as info:
+        Rules.from_yaml(path)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_rules_file_is_a_value_error_naming_it(tmp_path):
+    path = tmp_path / "nowhere.yaml"
+    with pytest.raises(ValueError, match=rf"^{path}: rules file not found$"):
+        Rules.from_yaml(path)
+
+
+def test_bad_option_in_a_file_names_the_file(tmp_path):
+    path = tmp_path / "opts.yaml"
+    path.write_text("num_players: 9\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}: num_players=9"):
+        Rules.from_yaml(path)
+
+
+def test_numpy_integers_are_plain_ints_in_the_rules():
+    np = pytest.importorskip("numpy")
+    rules = Rules(num_players=np.int64(3), num_deals=np.int32(2), max_turns=np.int16(40))
+    assert rules == Rules(num_players=3, num_deals=2, max_turns=40)
+    assert all(type(v) is int for v in (rules.num_players, rules.num_deals, rules.max_turns))
+    with pytest.raises(ValueError, match="num_players"):
+        Rules(num_players=np.bool_(True))
+
+
+def test_did_you_mean_lists_each_suggestion_once():
+    from pis_env.rules import _nearest
+
+    assert _nearest("draw_rul", ["draw_rule", "draw_rule", "num_deals"]) == (
+        " (did you mean 'draw_rule'?)")
+    with pytest.raises(ValueError, match=r"did you mean 'free'\?"):
+        Rules(draw_rule="fre")

@@ -1,0 +1,231 @@
+"""Hand histories (``pis_env.history``): exact replays for every variant, reshuffles
+included, and a clear error for every history that cannot be trusted or replayed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import pis_env
+from pis_env import history
+from pis_env.history import HistoryError
+from pis_env.rules import CHOICES
+
+RULE_KEYS = ("draw_rule", "seven_penalty", "after_penalty", "nominate", "opening",
+             "empty_stock", "reward", "illegal_action")
+
+
+def positions(env) -> list[np.ndarray]:
+    """What every agent sees, in seat order, and the env's per-agent outcome."""
+    views = [env.observe(a) for a in env.possible_agents]
+    outcome = (env.agent_selection, dict(env.rewards), dict(env.terminations),
+               dict(env.truncations), copy.deepcopy(env.infos))
+    return [np.concatenate([v["observation"], v["action_mask"]]) for v in views], outcome
+
+
+def play(env, rng: random.Random, draw_bias: float, illegal_at: int | None = None):
+    """Random play on a reset ``raw_env`` to the end of the match, keeping the position
+    after the reset and after every step; draws get extra weight so that stocks run out.
+    At step ``illegal_at`` (with ``illegal_action="terminate"``) an illegal action."""
+    trace = [positions(env)]
+    steps = 0
+    while not env.game.match_over:
+        game = env.game
+        legal = game.legal_actions()
+        if illegal_at is not None and steps == illegal_at:
+            action = next(a for a in range(60) if a not in legal)
+        elif 56 in legal and rng.random() < draw_bias:
+            action = 56
+        else:
+            action = rng.choice(legal)
+        env.step(action)
+        steps += 1
+        trace.append(positions(env))
+    return trace
+
+
+def assert_same_positions(trace, replayed) -> None:
+    assert len(trace) == len(replayed)
+    for k, ((obs_a, out_a), (obs_b, out_b)) in enumerate(zip(trace, replayed)):
+        for seat, (a, b) in enumerate(zip(obs_a, obs_b)):
+            np.testing.assert_array_equal(a, b, err_msg=f"step {k}, seat {seat}")
+        assert out_a == out_b, f"step {k}"
+
+
+def replay_trace(text: str) -> list:
+    return [positions(env) for env in history.replay(text, pis_env.raw_env)]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    num_players=st.integers(2, 7),
+    choices=st.fixed_dictionaries({k: st.sampled_from(CHOICES[k]) for k in RULE_KEYS}),
+    num_deals=st.integers(1, 3),
+    max_turns=st.one_of(st.none(), st.integers(5, 200)),
+    seed=st.integers(0, 2**32 - 1),
+    draw_bias=st.floats(0.0, 0.9),
+    illegal_at=st.one_of(st.none(), st.integers(0, 150)),
+)
+def test_every_exported_history_replays_every_position(
+    num_players, choices, num_deals, max_turns, seed, draw_bias, illegal_at
+):
+    """The replay reaches, step by step, what every agent saw in the original match (the
+    mask included) and the same rewards, infos and charges, in every variant."""
+    if choices["empty_stock"] == "reshuffle" and max_turns is None:
+        max_turns = 200  # the default 1000 is slow to reach for a property test
+    env = pis_env.raw_env(num_players=num_players, num_deals=num_deals, max_turns=max_turns,
+                          **choices)
+    env.reset(seed=seed)
+    if choices["illegal_action"] != "terminate":
+        illegal_at = None
+    trace = play(env, random.Random(seed), draw_bias, illegal_at)
+    reshuffles = sum(map(len, env.game.deal_reshuffles))
+    event(f"reshuffles: {reshuffles if reshuffles < 3 else '3 or more'}")
+    event(f"end: {env.game.end_reason}")
+    text = env.export_history()
+    assert_same_positions(trace, replay_trace(text))
+    final = pis_env.raw_env.from_history(text)
+    assert final.game.charges == env.game.charges
+    assert final.game.totals == env.game.totals
+    assert final.game.deal_reshuffles == env.game.deal_reshuffles
+
+
+def test_a_reshuffling_match_replays_exactly():
+    """The issue's case: 6 players reshuffle the stock many times; the replay reaches the
+    same positions (before, it stopped with an illegal action or drifted)."""
+    env = pis_env.raw_env(num_players=6, empty_stock="reshuffle", num_deals=2)
+    env.reset(seed=1)
+    trace = play(env, random.Random(1), draw_bias=0.0)
+    assert sum(map(len, env.game.deal_reshuffles)) >= 2
+    text = env.export_history()
+    assert_same_positions(trace, replay_trace(text))
+    assert pis_env.raw_env.from_history(text).game.charges == env.game.charges
+
+
+def finished_history(**options) -> dict:
+    env = pis_env.raw_env(**options)
+    env.reset(seed=3)
+    play(env, random.Random(3), draw_bias=0.5)
+    return json.loads(env.export_history())
+
+
+def resigned(data: dict) -> dict:
+    """``data`` with its digest recomputed (a well-formed history that lies)."""
+    body = {k: v for k, v in data.items() if k != "sha256"}
+    return {**body, "sha256": history.digest(body)}
+
+
+def test_the_record_carries_its_format_and_digest():
+    data = finished_history(num_players=3)
+    assert data["history_format"] == history.HISTORY_FORMAT
+    body = {k: v for k, v in data.items() if k != "sha256"}
+    assert data["sha256"] == history.digest(body)
+    assert len(data["sha256"]) == 64
+    assert history.canonical_json(body) == json.dumps(body, sort_keys=True,
+                                                      separators=(",", ":"))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.pop("sha256"), "no sha256"),
+    (lambda d: d.update(sha256="0" * 64), "digest mismatch"),
+    (lambda d: d["deals"][0]["actions"].pop(), "digest mismatch"),
+    (lambda d: d.update(history_format=2), "history_format=2"),
+    (lambda d: d.update(env="other_v9"), "not a pis_yedili env"),
+])
+def test_a_missing_or_wrong_digest_or_format_is_an_error(change, message):
+    data = finished_history(num_players=2)
+    change(data)
+    with pytest.raises(HistoryError, match=message):
+        pis_env.raw_env.from_history(json.dumps(data))
+
+
+def test_an_action_not_legal_at_its_point_is_an_error():
+    data = finished_history(num_players=2)
+    env = pis_env.raw_env.from_history({**data})
+    game = env.game
+    first_player = data["deals"][0]["actions"][0][0]
+    start = pis_env.raw_env(num_players=2)
+    start.reset(options={"deck": data["deals"][0]["deck"], "dealer": data["deals"][0]["dealer"]})
+    illegal = next(a for a in range(58) if not start.game.is_legal(a))
+    data["deals"][0]["actions"][0] = [first_player, illegal]
+    with pytest.raises(HistoryError, match=r"deal 0 action 0: .* is not legal"):
+        pis_env.raw_env.from_history(resigned(data))
+    data["deals"][0]["actions"][0] = [(first_player + 1) % 2, illegal]
+    with pytest.raises(HistoryError, match="turn"):
+        pis_env.raw_env.from_history(resigned(data))
+    assert game.deal_over  # the untouched history replayed to its end
+
+
+def reshuffled_history() -> dict:
+    """The first seed's deal that reshuffles the stock at least twice."""
+    for seed in range(100):
+        env = pis_env.raw_env(num_players=6, empty_stock="reshuffle", max_turns=300)
+        env.reset(seed=seed)
+        play(env, random.Random(seed), draw_bias=0.3)
+        data = json.loads(env.export_history())
+        if len(data["deals"][0]["reshuffles"]) >= 2:
+            return data
+    raise AssertionError("no seed reshuffles twice")
+
+
+def test_reshuffle_orders_are_checked():
+    data = reshuffled_history()
+    order = data["deals"][0]["reshuffles"][0]
+    bad = copy.deepcopy(data)
+    bad["deals"][0]["reshuffles"][0] = order[:-1]
+    with pytest.raises(HistoryError, match="reshuffle 1 must order"):
+        pis_env.raw_env.from_history(resigned(bad))
+    missing = copy.deepcopy(data)
+    missing["deals"][0]["reshuffles"] = []
+    with pytest.raises(HistoryError, match="must be reshuffled"):
+        pis_env.raw_env.from_history(resigned(missing))
+    extra = copy.deepcopy(data)
+    extra["deals"][0]["reshuffles"].append(order)
+    with pytest.raises(HistoryError, match="records"):
+        pis_env.raw_env.from_history(resigned(extra))
+
+
+def legacy(data: dict) -> dict:
+    """``data`` as written before format 1: no format, no digest, no reshuffles."""
+    deals = [{k: v for k, v in d.items() if k != "reshuffles"} for d in data["deals"]]
+    return {"env": "pis_yedili_v0", "rules": data["rules"], "deals": deals}
+
+
+def test_histories_from_before_format_1_load_unless_they_reshuffle():
+    plain = finished_history(num_players=3, num_deals=2)
+    replayed = pis_env.raw_env.from_history(json.dumps(legacy(plain)))
+    assert replayed.game.totals == pis_env.raw_env.from_history(plain).game.totals
+    with pytest.raises(HistoryError, match="written before format 1"):
+        pis_env.raw_env.from_history(legacy(reshuffled_history()))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "JSON object"),
+    (json.dumps({"env": "pis_yedili_v0", "rules": {}, "deals": "x"}), "'deals' must be"),
+    (json.dumps({"env": "pis_yedili_v0", "rules": {"num_players": 9}, "deals": []}),
+     "num_players=9"),
+    (json.dumps({"env": "pis_yedili_v0", "rules": {},
+                 "deals": [{"dealer": 0, "deck": [1.5] * 52, "actions": []}]}), r"deck\[0\]"),
+    (json.dumps({"env": "pis_yedili_v0", "rules": {},
+                 "deals": [{"dealer": 5, "deck": list(range(52)), "actions": []}]}), "dealer=5"),
+    (json.dumps({"env": "pis_yedili_v0", "rules": {},
+                 "deals": [{"dealer": 0, "deck": list(range(52)), "actions": [[0]]}]}),
+     "pair"),
+])
+def test_malformed_histories_are_clear_errors(text, message):
+    with pytest.raises(HistoryError, match=message):
+        pis_env.raw_env.from_history(text)
+
+
+def test_a_dealer_that_does_not_rotate_is_an_error():
+    data = finished_history(num_players=3, num_deals=2)
+    data["deals"][1]["dealer"] = (data["deals"][1]["dealer"] + 1) % 3
+    with pytest.raises(HistoryError, match="dealer moves one seat clockwise"):
+        pis_env.raw_env.from_history(resigned(data))
