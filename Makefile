@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test test-rllib bench notebooks clean
+.PHONY: train test test-rllib bench notebooks fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ bench: $(STAMP)
 
 notebooks: $(STAMP)
 	PY=$(PY) scripts/run_notebooks.sh
+
+# The AEC fuzz machine of tests/test_fuzz.py for MINUTES minutes with fresh seeds.
+MINUTES ?= 10
+fuzz: $(STAMP)
+	$(PY) scripts/fuzz.py --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV)
