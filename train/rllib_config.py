@@ -98,6 +98,10 @@ def validate(cfg: dict) -> None:
             raise ValueError(f"stop.{key} must be a positive number or null, got {value!r}")
     if all(cfg["stop"][k] is None for k in ("minutes", "env_steps", "iterations")):
         raise ValueError("set at least one of stop.minutes, stop.env_steps, stop.iterations")
+    threads = cfg["torch_threads"]
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ValueError(f"torch_threads must be an int >= 1 or null, got {threads!r}")
     every = cfg["checkpoint_every"]
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"checkpoint_every must be an int >= 1, got {every!r}")

@@ -1,12 +1,13 @@
 """An RLlib PPO module's actor as the project's weights-only policy file.
 
-RLlib's default PPO module with ``vf_share_layers=False`` (its default) has the same
-architecture as the SB3 policies ``agents.ppo`` plays: an actor MLP (``encoder.
-actor_encoder``, then the ``pi`` head) on the observation vector, the mask applied to the
-logits outside the network. So the export only renames the actor's linear layers into the
-names ``agents.ppo.NumpyPolicy`` reads (``mlp_extractor.policy_net.{0,2,..}``, then
-``action_net``) and writes them with the project's exporter (``train.checkpoint.
-export_weights``), with metadata that records the layout, the rules and the network.
+RLlib's default PPO module has the same actor as the SB3 policies ``agents.ppo`` plays:
+an MLP (the encoder, ``encoder.encoder`` when shared with the critic, the default, or
+``encoder.actor_encoder`` with ``vf_share_layers=False``, then the ``pi`` head) on the
+observation vector, the mask applied to the logits outside the network. So the export
+only renames the actor's linear layers into the names ``agents.ppo.NumpyPolicy`` reads
+(``mlp_extractor.policy_net.{0,2,..}``, then ``action_net``) and writes them with the
+project's exporter (``train.checkpoint.export_weights``), with metadata that records the
+layout, the rules and the network.
 ``agents.make("ppo", path=...)``, the tournament and the terminal game then play it.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-_LINEAR = re.compile(r"^(encoder\.actor_encoder|pi)\..*?(\d+)\.(weight|bias)$")
+_LINEAR = re.compile(r"^(encoder\.(?:actor_)?encoder|pi)\.net\.mlp\.(\d+)\.(weight|bias)$")
 
 
 def actor_layers(state: dict) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -28,12 +29,12 @@ def actor_layers(state: dict) -> list[tuple[np.ndarray, np.ndarray]]:
         m = _LINEAR.match(key)
         if not m:
             continue
-        part = 0 if m.group(1) == "encoder.actor_encoder" else 1
+        part = 1 if m.group(1) == "pi" else 0
         found.setdefault((part, int(m.group(2))), {})[m.group(3)] = _numpy(value)
     if not any(p == 1 for p, _ in found) or not any(p == 0 for p, _ in found):
         raise ValueError(
-            "not a default RLlib PPO module with a separate actor encoder (vf_share_layers="
-            "False) and a pi head: the weights lack encoder.actor_encoder.* or pi.*")
+            "not a default RLlib PPO module (an MLP encoder and a pi head): the weights lack "
+            "encoder.encoder.* / encoder.actor_encoder.* or pi.*")
     layers = []
     for key in sorted(found):
         entry = found[key]
@@ -75,7 +76,8 @@ def export_module(state: dict, rules: dict, model: dict, path: str | Path,
         raise ValueError("the export needs one activation for the encoder and the pi head")
     meta = make_metadata(
         rules=rules,
-        net_arch={"pi": hidden, "vf": list(model.get("fcnet_hiddens", hidden))},
+        net_arch={"pi": hidden, "vf": list(model.get("fcnet_hiddens", hidden))
+                  + list(model.get("head_fcnet_hiddens", []))},
         activation=activation,
         features=["obs"],
         extra={"trainer": "rllib", **(extra or {})},

@@ -94,7 +94,10 @@ def build_algorithm(cfg: dict):
     runners = cfg["env_runners"]
     config = (
         PPOConfig()
-        .environment(ENV_NAME, env_config={"rules": rules})
+        # RLlib's env check steps random actions that ignore the mask, which pis_env
+        # refuses (illegal_action="raise"); the masked module never plays one.
+        .environment(ENV_NAME, env_config={"rules": rules, "torch_threads": cfg["torch_threads"]},
+                     disable_env_checking=True)
         .env_runners(num_env_runners=runners["num_env_runners"],
                      num_envs_per_env_runner=runners["num_envs_per_env_runner"])
         .multi_agent(policies=set(specs),
@@ -159,6 +162,10 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
         state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
     else:
         (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
+    if cfg["torch_threads"]:
+        import torch
+
+        torch.set_num_threads(cfg["torch_threads"])
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -257,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trained {state['iterations']} iterations, {state['env_steps']} env steps, "
           f"{state['minutes']:.1f} min; policy: {run_dir / 'policy.pt'}", flush=True)
     if cfg["eval_deals"]:
-        evaluate(run_dir, cfg, log=lambda s: print(s, flush=True))
+        evaluate(run_dir, cfg, workers=cfg["eval_workers"], log=lambda s: print(s, flush=True))
     return 0
 
 
