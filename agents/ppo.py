@@ -8,7 +8,9 @@ Two file formats are read, both written by ``train/ppo.py``:
   read here; the archive's pickled ``data`` member is never unpickled. (``MaskablePPO.load``
   does unpickle it: treat a ``.zip`` from elsewhere as code.)
 * the weights-only export (``.pt``, ``python -m train.export``): a plain dict of tensors
-  and strings, loaded with ``torch.load(weights_only=True)``.
+  and strings, loaded with ``torch.load(weights_only=True)`` and checked against the
+  SHA-256 stored in it (``agents.weights_file``; a mismatch is a ``PolicyLoadError``
+  naming the file, a file without a digest loads with a warning).
 
 The agent runs the policy network in numpy (a few matrix products, no SB3 ``predict``
 overhead) and always chooses among the legal actions of the mask: the argmax of the
@@ -170,8 +172,8 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
             raise PolicyLoadError(f"{p}: corrupt policy archive ({e})") from e
         state = _torch_load(io.BytesIO(raw), p)
     else:
-        data = _torch_load(p, p)
-        if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
+        data = _load_verified(p)
+        if data.get("format") != POLICY_FORMAT:
             raise PolicyLoadError(f"{p}: not a pis-yedili policy export")
         try:
             meta = json.loads(data["meta"])
@@ -195,6 +197,16 @@ def _is_sb3_archive(p: Path) -> bool:
     except (zipfile.BadZipFile, OSError):
         return p.suffix == ".zip"
     return bool(names & {"data", "policy.pth", META_NAME})
+
+
+def _load_verified(p: Path) -> dict:
+    """A ``.pt`` export, its SHA-256 digest checked (``agents.weights_file``)."""
+    from .weights_file import WeightsFileError, load_weights_file
+
+    try:
+        return load_weights_file(p)
+    except WeightsFileError as e:
+        raise PolicyLoadError(str(e)) from e
 
 
 def _torch_load(source, path):

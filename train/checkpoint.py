@@ -1,27 +1,41 @@
-"""Checkpoints and saved policies, written atomically.
+"""Checkpoints and saved policies: weights only, verified, written atomically.
 
 A run directory holds::
 
-    config.yaml                  the full resolved config
-    checkpoints/step_<N>/        model.zip (SB3, with optimizer state and pis_yedili.json),
-                                 league.pt (the snapshot pool and results, weights only),
+    config.yaml                  the full resolved config (overrides given with --resume
+                                 are written into it at once)
+    checkpoints/step_<N>/        policy.pt (the policy, as ``python -m train.export``
+                                 writes it), optimizer.pt (the optimizer's state),
+                                 league.pt (the snapshot pool and results),
                                  state.json (step counter, layout, rules, wall time, ...)
     checkpoints/latest           the name of the newest complete checkpoint
     policy.zip, policy.pt        the final policy (SB3 archive / weights-only export)
     tb/                          TensorBoard logs
 
+Nothing in a checkpoint is pickled: the ``.pt`` members are plain dicts of tensors,
+strings and numbers read with ``torch.load(weights_only=True)``, each with a SHA-256 of
+its content checked on load (``agents.weights_file``), so a run directory from elsewhere
+cannot run code and a damaged one is refused. Resuming rebuilds the model from the config
+and loads these state dicts into it. Checkpoints written before this format (an SB3
+``model.zip``) still resume: only the archive's ``policy.pth`` and
+``policy.optimizer.pth`` members are read, weights-only; its pickled ``data`` is not.
+
 A checkpoint is written into a temporary directory and renamed into place
 (``os.replace``); ``latest`` is replaced the same way, so an interruption at any moment
-leaves the previous checkpoint intact.
+leaves the previous checkpoint intact. ``find_checkpoint`` resumes from the newest intact
+checkpoint and warns about every damaged one it skips.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import tempfile
+import warnings
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +48,34 @@ from agents.ppo import (
     check_metadata,
     make_metadata,
 )
+from agents.weights_file import (
+    WeightsFileError,
+    current_umask,
+    load_weights_file,
+    save_weights_file,
+)
 from pis_env import LAYOUT_VERSION
 from pis_env.observation import Layout
 
 CHECKPOINTS = "checkpoints"
 LATEST = "latest"
+STATE_FORMAT = "pis-yedili-ppo-checkpoint"
 
 
 class CheckpointError(ValueError):
     """A missing, corrupt or incompatible checkpoint."""
 
 
+class IncompatibleCheckpointError(CheckpointError):
+    """An intact checkpoint made for another table or observation layout."""
+
+
+class SkippedCheckpointWarning(UserWarning):
+    """A damaged checkpoint that resuming passed over for an older, intact one."""
+
+
 def atomic_write_text(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a renamed temporary file, mode 0644."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -53,6 +83,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -84,7 +115,7 @@ def add_metadata(zip_path: Path, meta: dict) -> None:
 
 
 def save_model_zip(model, path: Path, meta: dict) -> None:
-    """``model.save`` plus the metadata member, atomically at ``path``."""
+    """``model.save`` plus the metadata member, atomically at ``path`` (mode 0644)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".zip")
@@ -92,6 +123,7 @@ def save_model_zip(model, path: Path, meta: dict) -> None:
     try:
         model.save(tmp)
         add_metadata(Path(tmp), meta)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -100,34 +132,31 @@ def save_model_zip(model, path: Path, meta: dict) -> None:
 
 
 def export_weights(state_dict: dict, meta: dict, path: Path) -> None:
-    """The weights-only policy file: ``{"format", "meta" (JSON), "state_dict"}``."""
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {
+    """The weights-only policy file: ``{"format", "format_version", "meta" (JSON),
+    "state_dict", "sha256"}`` (``agents.make("ppo", path=...)`` reads it)."""
+    save_weights_file({
         "format": POLICY_FORMAT,
         "format_version": FORMAT_VERSION,
         "meta": json.dumps(meta),
         "state_dict": {k: v.detach().cpu().clone() for k, v in state_dict.items()},
-    }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".pt")
-    os.close(fd)
-    try:
-        torch.save(data, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    }, path)
 
 
 # ---------------------------------------------------------------------- checkpoints
+@dataclass
+class Checkpoint:
+    """A checkpoint read back and verified: everything resuming needs."""
+
+    path: Path
+    state: dict            # state.json
+    policy: dict           # the policy's state_dict (tensors)
+    optimizer: dict        # the optimizer's state_dict
+    league: dict           # League.state_dict()
+
+
 def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, Any],
                     obs_norm: dict | None = None, keep: int = 2) -> Path:
     """Writes ``checkpoints/step_<N>`` and points ``latest`` at it."""
-    import torch
-
     root = Path(run_dir) / CHECKPOINTS
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(".tmp-*"):
@@ -137,20 +166,23 @@ def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, An
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
     try:
         meta = policy_metadata(cfg, model, obs_norm)
-        model.save(tmp / "model.zip")
-        add_metadata(tmp / "model.zip", meta)
-        torch.save(league.state_dict(), tmp / "league.pt")
+        export_weights(model.policy.state_dict(), meta, tmp / "policy.pt")
+        save_weights_file({"optimizer": model.policy.optimizer.state_dict()},
+                          tmp / "optimizer.pt")
+        save_weights_file(league.state_dict(), tmp / "league.pt")
         full_state = {
-            "format": "pis-yedili-ppo-checkpoint",
+            "format": STATE_FORMAT,
             "format_version": FORMAT_VERSION,
             "num_timesteps": step,
+            "n_updates": int(getattr(model, "_n_updates", 0)),
             "layout_version": LAYOUT_VERSION,
             "layout_size": meta["layout_size"],
             "rules": cfg["rules"],
             "obs_norm": obs_norm,
             **state,
         }
-        (tmp / "state.json").write_text(json.dumps(full_state, indent=1), encoding="utf-8")
+        atomic_write_text(tmp / "state.json", json.dumps(full_state, indent=1))
+        os.chmod(tmp, 0o777 & ~current_umask())
         final = root / name
         if final.exists():
             shutil.rmtree(final)
@@ -167,62 +199,141 @@ def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, An
     return root / name
 
 
-def latest_checkpoint(run_dir: Path) -> Path:
+def _candidates(run_dir: Path) -> tuple[list[Path], list[str]]:
+    """Checkpoint directories, newest first (``latest`` first), and problems found."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"run directory not found: {run_dir}")
     root = run_dir / CHECKPOINTS
+    found = sorted((p for p in root.glob("step_*") if p.is_dir()), reverse=True) \
+        if root.is_dir() else []
+    problems = []
     pointer = root / LATEST
     if pointer.exists():
-        path = root / pointer.read_text(encoding="utf-8").strip()
-        if path.is_dir():
-            return path
-    found = sorted(p for p in root.glob("step_*") if p.is_dir()) if root.is_dir() else []
+        name = pointer.read_text(encoding="utf-8", errors="replace").strip()
+        target = root / name
+        if not name or "/" in name or not target.is_dir():
+            problems.append(f"{pointer} is corrupt (it names {name!r}, not a checkpoint)")
+        else:
+            found = [target] + [p for p in found if p != target]
     if not found:
-        raise CheckpointError(f"{run_dir} holds no checkpoint (no {CHECKPOINTS}/step_*)")
-    return found[-1]
+        detail = f" ({problems[0]})" if problems else ""
+        raise CheckpointError(f"{run_dir} holds no checkpoint (no {CHECKPOINTS}/step_*)"
+                              f"{detail}")
+    return found, problems
 
 
-def read_checkpoint(path: Path, num_players: int, num_deals: int) -> dict:
-    """Validates a checkpoint directory; returns its ``state.json``."""
+def latest_checkpoint(run_dir: Path) -> Path:
+    """The newest checkpoint directory (``latest``'s, else the highest step)."""
+    return _candidates(run_dir)[0][0]
+
+
+def find_checkpoint(run_dir: Path, num_players: int, num_deals: int) -> Checkpoint:
+    """The newest intact checkpoint of a run, each damaged newer one skipped with a
+    ``SkippedCheckpointWarning`` that names it and says why."""
+    candidates, problems = _candidates(run_dir)
+    for path in candidates:
+        try:
+            ckpt = load_checkpoint(path, num_players, num_deals)
+        except IncompatibleCheckpointError:
+            raise  # not damaged: an older checkpoint of the same run is no better
+        except CheckpointError as e:
+            problems.append(str(e))
+            continue
+        for problem in problems:
+            warnings.warn(f"skipped: {problem}; resuming from {path.name}",
+                          SkippedCheckpointWarning, stacklevel=2)
+        return ckpt
+    raise CheckpointError(f"{run_dir}: no intact checkpoint to resume from:\n  "
+                          + "\n  ".join(problems))
+
+
+def load_checkpoint(path: Path, num_players: int, num_deals: int) -> Checkpoint:
+    """Reads and verifies every member of a checkpoint directory."""
     path = Path(path)
-    for member in ("model.zip", "league.pt", "state.json"):
-        if not (path / member).is_file():
-            raise CheckpointError(f"checkpoint {path} is incomplete: {member} is missing")
+    state = read_state(path, num_players, num_deals)
+    if (path / "policy.pt").is_file() or not (path / "model.zip").is_file():
+        for member in ("policy.pt", "optimizer.pt", "league.pt"):
+            if not (path / member).is_file():
+                raise CheckpointError(f"checkpoint {path} is incomplete: {member} is missing")
+        policy_file = _verified(path / "policy.pt")
+        try:
+            meta = json.loads(policy_file["meta"])
+            policy = policy_file["state_dict"]
+        except (KeyError, TypeError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {path}: corrupt policy.pt ({e})") from e
+        _check_policy_meta(meta, path / "policy.pt", num_players, num_deals)
+        optimizer = _verified(path / "optimizer.pt").get("optimizer")
+    else:
+        policy, optimizer = _read_sb3_archive(path / "model.zip", num_players, num_deals)
+    if not isinstance(policy, dict) or not isinstance(optimizer, dict):
+        raise CheckpointError(f"checkpoint {path}: the weights are not state dicts")
+    if not (path / "league.pt").is_file():
+        raise CheckpointError(f"checkpoint {path} is incomplete: league.pt is missing")
+    return Checkpoint(path, state, policy, optimizer, _verified(path / "league.pt"))
+
+
+def read_state(path: Path, num_players: int, num_deals: int) -> dict:
+    """A checkpoint's ``state.json``, checked against the table's observation layout."""
+    path = Path(path)
+    if not (path / "state.json").is_file():
+        raise CheckpointError(f"checkpoint {path} is incomplete: state.json is missing")
     try:
         state = json.loads((path / "state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise CheckpointError(f"checkpoint {path}: corrupt state.json ({e})") from e
-    if not isinstance(state, dict) or state.get("format") != "pis-yedili-ppo-checkpoint":
-        raise CheckpointError(f"checkpoint {path}: state.json is not a pis-yedili checkpoint")
-    if state.get("layout_version") != LAYOUT_VERSION or \
-            state.get("layout_size") != Layout.of(num_players, num_deals).size:
-        raise CheckpointError(
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        raise CheckpointError(f"checkpoint {path}: corrupt state.json (not a pis-yedili "
+                              "checkpoint)")
+    size = Layout.of(num_players, num_deals).size
+    if state.get("layout_version") != LAYOUT_VERSION or state.get("layout_size") != size:
+        raise IncompatibleCheckpointError(
             f"checkpoint {path} was saved with observation layout version "
             f"{state.get('layout_version')} (size {state.get('layout_size')}); this pis_env "
-            f"has layout version {LAYOUT_VERSION} (size {Layout.of(num_players, num_deals).size}"
-            f" for {num_players} players): it cannot be resumed"
+            f"has layout version {LAYOUT_VERSION} (size {size} for {num_players} players): "
+            "it cannot be resumed"
         )
-    try:
-        with zipfile.ZipFile(path / "model.zip") as archive:
-            meta = json.loads(archive.read(META_NAME).decode("utf-8"))
-            bad = archive.testzip()
-        if bad is not None:
-            raise CheckpointError(f"checkpoint {path}: model.zip is corrupt (member {bad})")
-        check_metadata(meta, str(path / "model.zip"))
-        check_layout(meta, num_players, num_deals, source=str(path / "model.zip"))
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
-        if isinstance(e, CheckpointError):
-            raise
-        kind = "incompatible" if isinstance(e, PolicyLoadError) else "corrupt"
-        raise CheckpointError(f"checkpoint {path}: {kind} model.zip ({e})") from e
     return state
 
 
-def load_league_state(path: Path) -> dict:
+def _verified(path: Path) -> dict:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # checkpoints older than digests still resume
+            return load_weights_file(path)
+    except WeightsFileError as e:
+        raise CheckpointError(f"checkpoint {path.parent}: {e}") from e
+
+
+def _check_policy_meta(meta: Any, source: Path, num_players: int, num_deals: int) -> None:
+    try:
+        check_metadata(meta, str(source))
+        check_layout(meta, num_players, num_deals, source=str(source))
+    except PolicyLoadError as e:
+        raise IncompatibleCheckpointError(
+            f"checkpoint {source.parent}: incompatible policy ({e})") from e
+
+
+def _read_sb3_archive(zip_path: Path, num_players: int, num_deals: int) -> tuple[dict, dict]:
+    """The policy and optimizer state dicts of an older checkpoint's SB3 ``model.zip``,
+    read weights-only from its ``.pth`` members (the pickled ``data`` is never read)."""
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            meta = json.loads(archive.read(META_NAME).decode("utf-8"))
+            raw = {m: archive.read(m) for m in ("policy.pth", "policy.optimizer.pth")}
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+        raise CheckpointError(f"checkpoint {zip_path.parent}: corrupt model.zip ({e})") from e
+    _check_policy_meta(meta, zip_path, num_players, num_deals)
     import torch
 
     try:
-        return torch.load(Path(path) / "league.pt", map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise CheckpointError(f"checkpoint {path}: corrupt league.pt ({e})") from e
+        return tuple(torch.load(io.BytesIO(raw[m]), map_location="cpu", weights_only=True)
+                     for m in ("policy.pth", "policy.optimizer.pth"))
+    except Exception as e:  # torch raises many types for a damaged file
+        raise CheckpointError(f"checkpoint {zip_path.parent}: corrupt model.zip ({e})") from e
+
+
+def policy_file_of(path: Path) -> Path:
+    """The policy file inside a checkpoint directory (either format)."""
+    path = Path(path)
+    return path / "policy.pt" if (path / "policy.pt").is_file() else path / "model.zip"

@@ -31,6 +31,11 @@ from pis_env.observation import segment_table
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+#: The largest seed: seeds reach numpy's 32-bit legacy seeding with room for the step
+#: counter added on resume.
+MAX_SEED = 2**31 - 1
+
+
 class ConfigError(ValueError):
     """A bad config key or value."""
 
@@ -171,7 +176,8 @@ SHORT_NAMES = _short_names()
 
 
 def _nearest(key: str) -> str:
-    candidates = list(LEAF_KEYS) + list(SHORT_NAMES) + [f"rules.{k}" for k in Rules.keys()]
+    candidates = list(dict.fromkeys(
+        [*LEAF_KEYS, *SHORT_NAMES, *(f"rules.{k}" for k in Rules.keys())]))
     close = difflib.get_close_matches(key, candidates, n=3, cutoff=0.5)
     if not close:
         last = key.rsplit(".", 1)[-1]
@@ -264,6 +270,15 @@ def _flatten_updates(updates: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def yaml_error(path, error: yaml.YAMLError) -> str:
+    """``PATH:LINE: not valid YAML: problem`` on one line (PyYAML's own message spans
+    several, with a source excerpt)."""
+    mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
+    where = f", line {mark.line + 1}" if mark is not None else ""
+    problem = " ".join(str(getattr(error, "problem", None) or error).split())
+    return f"{path}{where}: not valid YAML: {problem}"
+
+
 def load_file(path: str | Path, _seen: tuple = ()) -> dict:
     """A config YAML as a mapping of updates (following ``extends``)."""
     p = Path(path)
@@ -276,7 +291,7 @@ def load_file(path: str | Path, _seen: tuple = ()) -> dict:
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML ({e})") from e
+        raise ConfigError(yaml_error(p, e)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: a config file must be a mapping of keys")
     if "extends" in data:
@@ -389,6 +404,12 @@ def _check(cfg: dict) -> None:
     for path in positive:
         if _get(cfg, path) <= 0:
             raise ConfigError(f"{path}={_get(cfg, path)!r}: must be > 0")
+    for path in ["seed", "eval.seed"]:  # numpy's legacy seeding (SB3) takes 32 bits
+        if not 0 <= _get(cfg, path) <= MAX_SEED:
+            raise ConfigError(f"{path}={_get(cfg, path)!r}: must be in 0..{MAX_SEED}")
+    if cfg["eval"]["workers"] is not None and cfg["eval"]["workers"] < 1:
+        raise ConfigError(f"eval.workers={cfg['eval']['workers']!r}: must be >= 1 (or null: "
+                          "all cores)")
     for path in ["ppo.gamma", "ppo.gae_lambda", "ppo.lr_final_fraction"]:
         if not 0.0 <= _get(cfg, path) <= 1.0:
             raise ConfigError(f"{path}={_get(cfg, path)!r}: must be in [0, 1]")
@@ -475,7 +496,7 @@ def resolve(cfg: dict) -> dict:
         try:
             options.update(Rules.from_yaml(path).to_dict())
         except ValueError as e:
-            raise ConfigError(f"rules_file {path}: {e}") from e
+            raise ConfigError(f"rules_file: {e}") from e
     options.update(cfg["rules"])
     if cfg["num_players"] is not None:
         options["num_players"] = cfg["num_players"]

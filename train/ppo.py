@@ -174,13 +174,16 @@ def load_run_config(run_dir: Path, overrides: list[str] | dict | None = None) ->
 # ---------------------------------------------------------------------- training
 def run(cfg: dict | None = None, resume: str | Path | None = None,
         overrides: list[str] | dict | None = None, callbacks: list | None = None,
-        evaluate: bool = True, verbose: bool = True) -> dict:
+        evaluate: bool = True, verbose: bool = True, trusted_modules=()) -> dict:
     """Trains (or resumes) a run; returns a summary dict.
 
     ``cfg`` is a resolved config (``train.config.build``); with ``resume`` the run
-    directory's saved config is used (``overrides`` applied). Extra SB3 ``callbacks`` run
-    after the training callback. A ``KeyboardInterrupt`` (Ctrl-C, SIGTERM) saves a
-    checkpoint and returns ``{"status": "interrupted", ...}``."""
+    directory's saved config is used (``overrides`` applied and saved into it at once, so
+    a later ``--resume`` keeps them). Everything the run needs is checked before the run
+    directory is created (``train.preflight``; ``trusted_modules`` may be imported as
+    ``vec_env`` factories). Extra SB3 ``callbacks`` run after the training callback. A
+    ``KeyboardInterrupt`` (Ctrl-C, SIGTERM) saves a checkpoint and returns
+    ``{"status": "interrupted", ...}``."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
@@ -191,23 +194,28 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     from train.callbacks import TrainingCallback
     from train.league import League
     from train.policy import hidden_columns, hide_from_actor
+    from train.preflight import check_run
 
     def say(*args):
         if verbose:
             print(*args, flush=True)
 
     state: dict = {}
+    restored = None
     if resume is not None:
         run_dir = Path(resume)
         cfg = load_run_config(run_dir, overrides)
-        n, d = cfg["rules"]["num_players"], cfg["rules"]["num_deals"]
-        ckpt_path = ckpt.latest_checkpoint(run_dir)
-        state = ckpt.read_checkpoint(ckpt_path, n, d)
-        league_state = ckpt.load_league_state(ckpt_path)
+        check_run(cfg, trusted_modules)
+        restored = ckpt.find_checkpoint(run_dir, cfg["rules"]["num_players"],
+                                        cfg["rules"]["num_deals"])
+        state = restored.state
+        if overrides:
+            ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
     else:
         if cfg is None:
             cfg = config_mod.build(DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None,
                                    overrides)
+        check_run(cfg, trusted_modules)
         run_dir = new_run_dir(cfg)
         if (run_dir / ckpt.CHECKPOINTS).exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
@@ -221,8 +229,8 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         torch.set_num_threads(int(cfg["torch_threads"]))
 
     league = League.from_config(cfg["league"])
-    if resume is not None:
-        league.load_state_dict(league_state)
+    if restored is not None:
+        league.load_state_dict(restored.league)
     start_step = int(state.get("num_timesteps", 0))
     vec_env = make_vec_env(cfg, league, seed + start_step)
     if cfg["policy"]["normalize_obs"]:
@@ -241,38 +249,39 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
 
         policy_class = PrivilegedCriticPolicy
         policy_kwargs["actor_dim"] = actor_dim(cfg)
-    if resume is None:
-        model = MaskablePPO(
-            policy_class,
-            vec_env,
-            learning_rate=_lr_schedule(ppo),
-            n_steps=ppo["n_steps"],
-            batch_size=ppo["batch_size"],
-            n_epochs=ppo["n_epochs"],
-            gamma=ppo["gamma"],
-            gae_lambda=ppo["gae_lambda"],
-            clip_range=ppo["clip_range"],
-            ent_coef=ppo["ent_coef"],
-            vf_coef=ppo["vf_coef"],
-            max_grad_norm=ppo["max_grad_norm"],
-            target_kl=ppo["target_kl"],
-            normalize_advantage=ppo["normalize_advantage"],
-            policy_kwargs=policy_kwargs,
-            tensorboard_log=tb_dir,
-            seed=seed,
-            device="cpu",
-            verbose=0,
-        )
-    else:
-        model = MaskablePPO.load(
-            ckpt_path / "model.zip", env=vec_env, device="cpu",
-            custom_objects={"learning_rate": _lr_schedule(ppo),
-                            "lr_schedule": _lr_schedule(ppo),
-                            "tensorboard_log": tb_dir},
-        )
+    model = MaskablePPO(
+        policy_class,
+        vec_env,
+        learning_rate=_lr_schedule(ppo),
+        n_steps=ppo["n_steps"],
+        batch_size=ppo["batch_size"],
+        n_epochs=ppo["n_epochs"],
+        gamma=ppo["gamma"],
+        gae_lambda=ppo["gae_lambda"],
+        clip_range=ppo["clip_range"],
+        ent_coef=ppo["ent_coef"],
+        vf_coef=ppo["vf_coef"],
+        max_grad_norm=ppo["max_grad_norm"],
+        target_kl=ppo["target_kl"],
+        normalize_advantage=ppo["normalize_advantage"],
+        policy_kwargs=policy_kwargs,
+        tensorboard_log=tb_dir,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
+    if restored is not None:  # weights-only state: nothing from the run directory runs
+        try:
+            model.policy.load_state_dict(restored.policy)
+            model.policy.optimizer.load_state_dict(restored.optimizer)
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise ckpt.CheckpointError(f"checkpoint {restored.path} does not fit the "
+                                       f"config's network: {e}") from e
+        model.num_timesteps = start_step
+        model._n_updates = int(state.get("n_updates", 0))
         model.set_random_seed(seed + start_step)
-        say(f"resuming {run_dir} from step {model.num_timesteps:,} "
-            f"({ckpt_path.name}, pool of {len(league.snapshots)})")
+        say(f"resuming {run_dir} from step {start_step:,} "
+            f"({restored.path.name}, pool of {len(league.snapshots)})")
 
     rules = cfg["rules"]
     hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
@@ -444,12 +453,15 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     from train.checkpoint import CheckpointError
 
+    trusted = [value.partition(":")[0] for key, value in
+               (item.partition("=")[::2] for item in args.overrides)
+               if key.strip() == "vec_env" and ":" in value]
     try:
         if args.resume:
             summary = run(resume=args.resume, overrides=args.overrides,
-                          evaluate=not args.no_eval)
+                          evaluate=not args.no_eval, trusted_modules=trusted)
         else:
-            summary = run(cfg, evaluate=not args.no_eval)
+            summary = run(cfg, evaluate=not args.no_eval, trusted_modules=trusted)
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
