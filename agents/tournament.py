@@ -323,6 +323,41 @@ def _play_chunk(task: tuple[int, int, int]):
     return t, start, charges, winners, reasons, decisions
 
 
+def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> list[Path]:
+    """Save the tournament's first ``count`` games (table, deal, rotation order) as
+    ``export_history()`` JSON files in ``out_dir``, with ``index.json`` naming who sat
+    where. Each game is played again from its seeds (deck, dealer, agent seeds: results
+    never depend on the worker that played them), and a game whose charges differ from
+    the tournament's is an error rather than a wrong record."""
+    from pis_env import raw_env
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    env = raw_env(**result.rules)
+    n, seed = result.num_players, result.seed
+    index: list[dict[str, Any]] = []
+    games = ((t, d, r) for t in range(len(result.table_results))
+             for d in range(result.deals) for r in range(n))
+    for t, d, r in itertools.islice(games, count):
+        labels = result.table_results[t].seating[r]
+        players = [build_agent(result.specs[labels[s]], n, agent_seed(seed, d, r, s))
+                   for s in range(n)]
+        deck, dealer = deal_setup(seed, d, n)
+        env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
+        while not env.game.deal_over:
+            s = env.game.current
+            env.step(players[s].act(env.observe(env.possible_agents[s])))
+        if env.game.charges != result.table_results[t].charges[d, r].tolist():
+            raise RuntimeError(f"table {t}, deal {d}, rotation {r} played differently when "
+                               "recorded: a bot does not play the same from the same seed")
+        name = f"table{t}-deal{d}-rotation{r}.json"
+        (out / name).write_text(env.export_history())
+        index.append({"file": name, "table": t, "deal": d, "rotation": r,
+                      "seats": list(labels), "charges": list(env.game.charges)})
+    (out / "index.json").write_text(json.dumps(index, indent=1))
+    return [out / g["file"] for g in index]
+
+
 # ---------------------------------------------------------------------------- results
 @dataclass
 class AgentStats:
@@ -914,6 +949,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "else a local Ray)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-save", action="store_true", help="print the table only")
+    p.add_argument("--record", type=int, default=0, metavar="N",
+                   help="save the first N games as export_history() JSON in OUT/histories "
+                   "(for the browser table's replay view)")
     return p
 
 
@@ -932,7 +970,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables = [[a for a in t.split(",") if a.strip()] for t in args.table]
         if not agents and not tables:
             raise ValueError("give --agents A,B,... (or --table lineups)")
-        if not args.no_save:
+        if args.record < 0:
+            raise ValueError(f"--record must be >= 0, got {args.record}")
+        if not args.no_save or args.record:
             check_out_dir(args.out)
         result = run_tournament(
             agents, num_players=None, deals=args.deals, seed=args.seed, rules=rules,
@@ -955,6 +995,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         print("wrote " + ", ".join(str(p) for p in paths))
+    if args.record:
+        try:
+            saved = record_games(result, args.record, Path(args.out) / "histories")
+        except (OSError, RuntimeError) as e:
+            return error_exit(parser.prog, f"--record: {e}")
+        print(f"recorded {len(saved)} game(s) in {Path(args.out) / 'histories'}")
     return 0
 
 
