@@ -78,6 +78,13 @@ and, in a match, `match_score`. With `num_deals > 1` the episode is the whole ma
 `IllegalActionError` (`illegal_action="raise"`, nothing changes) or ends the episode
 charging the offender 3 × its hand points + 100 (`"terminate"`).
 
+### Histories
+
+`raw_env.export_history()` is the match so far as JSON (`pis_env.history`, format 1): the
+rules, per deal the dealer, the deck, every reshuffle of the stock and the actions, with a
+SHA-256 digest. `raw_env.from_history(text)` steps a new env through it to the same
+position; a malformed or altered history raises `pis_env.history.HistoryError`.
+
 ### Version History
 
 * v0: initial release.
