@@ -34,9 +34,11 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(ARGS)
 
+# The benchmarks (benchmarks/, not installed); the bench extra adds the OpenSpiel peer.
 bench: $(STAMP)
-	$(PY) -m pis_env.bench
-	$(PY) -m pis_env.bench_batched
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
+	$(PY) -m benchmarks.engine
+	$(PY) -m benchmarks.batched
 
 notebooks: $(STAMP)
 	PY=$(PY) scripts/run_notebooks.sh

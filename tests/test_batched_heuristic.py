@@ -18,9 +18,9 @@ pytest.importorskip("numba")
 from agents.heuristic import HeuristicAgent, Params, state_action  # noqa: E402
 from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy  # noqa: E402
 from pis_env.batched.heuristic import HeuristicPolicy  # noqa: E402
-from pis_env.batched.vec_env import AgentPolicy  # noqa: E402
 from pis_env.env import raw_env  # noqa: E402
 from pis_env.rules import Rules  # noqa: E402
+from train.batched_vec_env import AgentPolicy  # noqa: E402
 
 
 def agreement(rules: Rules, num_games: int, steps: int, heuristic_share: float, seed: int,

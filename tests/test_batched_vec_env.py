@@ -1,4 +1,4 @@
-"""``pis_env.batched.vec_env.BatchedVecEnv``: the SB3 VecEnv API, masks through
+"""``train.batched_vec_env.BatchedVecEnv``: the SB3 VecEnv API, masks through
 MaskablePPO, terminal observations and rewards against the reference
 ``SingleAgentEnv`` on stacked deals, opponent mixes, torch snapshot opponents and the
 ``train`` factory."""
@@ -19,14 +19,14 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize  # noqa: E402
 
 from agents.greedy import GreedyAgent  # noqa: E402
 from pis_env.batched import kernels as K  # noqa: E402
-from pis_env.batched.vec_env import (  # noqa: E402
+from pis_env.cards import points_of  # noqa: E402
+from pis_env.wrappers import SingleAgentEnv  # noqa: E402
+from train.batched_vec_env import (  # noqa: E402
     AgentPolicy,
     BatchedVecEnv,
     TorchPolicy,
     make_league_vec_env,
 )
-from pis_env.cards import points_of  # noqa: E402
-from pis_env.wrappers import SingleAgentEnv  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -205,7 +205,7 @@ def test_privileged_critic_features_match_train():
     league_mod = pytest.importorskip("train.league")
     if not hasattr(league_mod, "privileged_features"):
         pytest.skip("train.league has no privileged critic features")
-    from pis_env.batched.vec_env import privileged_size
+    from train.batched_vec_env import privileged_size
 
     assert privileged_size(3) == league_mod.privileged_size(3)
     assert run_reference_differential(48, seed=5, num_players=3, features=("obs", "mask"),

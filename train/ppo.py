@@ -65,7 +65,7 @@ def make_vec_env(cfg: dict, league, seed: int):
 
     if cfg["vec_env"] == "batched":
         try:
-            from pis_env.batched.vec_env import make_league_vec_env
+            from train.batched_vec_env import make_league_vec_env
         except ImportError as e:  # numba (the 'fast' extra) missing
             raise ConfigError(
                 f"vec_env=batched needs numba: pip install 'pis-yedili[fast]' ({e})"

@@ -29,7 +29,7 @@ Example::
         # result.obs [4096, L] float32, result.masks [4096, 58] int8 (current players),
         # result.done / result.rewards [4096, 4] where a deal ended (result.reason > 0)
 
-``python -m pis_env.bench_batched`` measures throughput and compile times.
+``python -m benchmarks.batched`` measures throughput and compile times.
 """
 
 from .core import (

@@ -1,6 +1,6 @@
 """Benchmark of the batched engine: decisions per second on one core.
 
-``python -m pis_env.bench_batched`` plays random legal moves in B games at once for
+``python -m benchmarks.batched`` plays random legal moves in B games at once for
 B = 1, 64, 1024, 4096, building every game's observation (current player) and action
 mask at every step, with finished games reset automatically; it reports decisions per
 second of CPU time (the figure for one core, unaffected by other processes sharing the

@@ -1,7 +1,8 @@
 """``BatchedVecEnv``: the batched engine as a stable-baselines3 ``VecEnv`` for MaskablePPO.
 
-This module imports stable-baselines3 (and torch for :class:`TorchPolicy`): it belongs to
-the ``[train]`` extra, and neither ``pis_env`` nor ``pis_env.batched`` imports it.
+This module imports stable-baselines3 (and torch for :class:`TorchPolicy`): it is training
+code (the ``[train]`` extra), one layer above ``pis_env.batched``, which never imports it.
+It was ``pis_env.batched.vec_env`` before the layers were made one-way (issue 12).
 
 Each of the ``num_envs`` games is one learner seat against opponents; an episode is a
 match (``num_deals`` deals), as in :class:`pis_env.wrappers.SingleAgentEnv`, whose spaces
@@ -29,7 +30,7 @@ state dict or a policy file: one torch forward pass, masked argmax or sampling) 
 match (``mix_per="game"``: one draw for all seats of a match); the draw happens inside
 the kernel when the match starts, so each match is played by its own opponents from its
 first move. :func:`make_league_vec_env` builds one from a ``train`` config and league
-(``vec_env="pis_env.batched.vec_env:make_league_vec_env"``).
+(``vec_env="train.batched_vec_env:make_league_vec_env"``).
 
 ``privileged=True`` appends the hidden cards (:func:`privileged_features`, as
 ``train.league`` builds them) for a privileged critic.
@@ -49,10 +50,10 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from ..env import win_share
-from ..rules import Rules
-from . import kernels as K
-from .env import BatchedEnv
+from pis_env.batched import kernels as K
+from pis_env.batched.env import BatchedEnv
+from pis_env.env import win_share
+from pis_env.rules import Rules
 
 NUM_ACTIONS = K.NUM_ACTIONS
 BUILTIN = ("random", "greedy")
@@ -361,7 +362,7 @@ class BatchedVecEnv(VecEnv):
                                                 name=opponent)
                 elif opponent == "heuristic" and self._bot_factory is None:
                     # the numba port of agents.heuristic: same choices, ~100x faster
-                    from .heuristic import HeuristicPolicy
+                    from pis_env.batched.heuristic import HeuristicPolicy
 
                     bot = HeuristicPolicy(1, self.rules)
                 else:
@@ -631,7 +632,7 @@ class _LeagueVecEnv(BatchedVecEnv):
 
 
 def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
-    """``train/ppo.py``'s VecEnv factory (``vec_env="pis_env.batched.vec_env:
+    """``train/ppo.py``'s VecEnv factory (``vec_env="train.batched_vec_env:
     make_league_vec_env"``): ``cfg["n_envs"]`` batched games with the config's rules,
     policy features (and privileged critic input), learner seat, ``skip_forced`` and
     ``win_bonus``, opponents drawn

@@ -1,11 +1,11 @@
 """End-to-end MaskablePPO training speed: the batched VecEnv against the first pipeline.
 
-``python -m pis_env.bench_training`` trains sb3-contrib's ``MaskablePPO`` on the same
+``python -m benchmarks.training`` trains sb3-contrib's ``MaskablePPO`` on the same
 task with two vectorised envs, in the same process, one after the other:
 
 * ``dummy``: SB3's ``DummyVecEnv`` of ``pis_env.wrappers.SingleAgentEnv`` (the first
   training pipeline: one Python env per slot, the opponents ``agents`` bots);
-* ``batched``: :class:`pis_env.batched.vec_env.BatchedVecEnv` (numba engine, opponents in
+* ``batched``: :class:`train.batched_vec_env.BatchedVecEnv` (numba engine, opponents in
   the kernel, masks as one array).
 
 Same rules, opponents (``--opponent greedy``), random learner seat, observation (the
@@ -65,7 +65,7 @@ class Speed:
 def make_env(kind: str, n_envs: int, players: int, opponent: str, seed: int):
     """The VecEnv of one pipeline (same task for both)."""
     if kind == "batched":
-        from pis_env.batched.vec_env import BatchedVecEnv
+        from train.batched_vec_env import BatchedVecEnv
 
         return BatchedVecEnv(n_envs, num_players=players, opponent=opponent,
                              learner_seat=None, seed=seed)
@@ -142,7 +142,7 @@ def evaluate(model, players: int, deals: int, seed: int) -> tuple[float, float]:
     greedy bot over the first match of ``deals`` seeded games (a tie for the lowest
     charge counts as a win)."""
     from pis_env.batched import BatchedEnv
-    from pis_env.batched.vec_env import TorchPolicy
+    from train.batched_vec_env import TorchPolicy
 
     policy = TorchPolicy.from_sb3(model, deterministic=True)
     env = BatchedEnv(deals, num_players=players, opponent="greedy", learner_seat="random",
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"MaskablePPO, {args.players} players vs {args.opponent}, torch threads "
           f"{args.threads}, {args.rollouts} timed rollouts per run")
     w0, c0 = time.perf_counter(), time.process_time()
-    from pis_env.batched.vec_env import BatchedVecEnv
+    from train.batched_vec_env import BatchedVecEnv
 
     BatchedVecEnv(8, num_players=args.players, seed=0).reset()
     print(f"batched env import + kernel load/compile: {time.perf_counter() - w0:.1f} s wall, "

@@ -1,7 +1,7 @@
 """Decisions per second under random legal play: the engine alone, ``raw_env()`` and
 ``env()`` (observation and mask built every step), for 2 and 4 players.
 
-    python -m pis_env.bench [--seconds 3]
+    python -m benchmarks.engine [--seconds 3]
 
 If ``open_spiel`` and ``shimmy`` are importable, the same AEC loop also runs over
 OpenSpiel's C++ ``crazy_eights`` through shimmy's ``OpenSpielCompatibilityV0`` and the
@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 
-from .cards import cards_of
-from .engine import GameState
-from .env import env as make_env
-from .env import raw_env
-from .rules import Rules
+from pis_env.cards import cards_of
+from pis_env.engine import GameState
+from pis_env.env import env as make_env
+from pis_env.env import raw_env
+from pis_env.rules import Rules
 
 
 def engine_rate(num_players: int, seconds: float) -> float:
