@@ -252,13 +252,17 @@ def test_policy_of_a_ppo_bot_equals_agents_ppo(api):
 
 
 # ---------------------------------------------------------------------- replays
-def finished_history(seed: int = 0, **rules) -> str:
+def finished_history(seed: int = 0, draw: float = 0.0, **rules) -> str:
+    """A match of random legal moves (drawing with probability ``draw`` when legal)."""
     env = raw_env(**rules)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     while not all(env.terminations.values()) and not all(env.truncations.values()):
         legal = env.game.legal_actions()
-        env.step(legal[rng.integers(len(legal))])
+        if 56 in legal and rng.random() < draw:
+            env.step(56)
+        else:
+            env.step(legal[rng.integers(len(legal))])
     return env.export_history()
 
 
@@ -386,3 +390,17 @@ def test_bots_fill_every_seat_of_a_bigger_table():
     assert state["bots"] == ["random"] * 3
     assert state["position"]["names"] == ["You", "random #1", "random #2", "random #3"]
     assert state["position"]["num_deals"] == 2
+
+
+def test_replay_of_a_reshuffling_deal_reaches_the_envs_final_position(api):
+    text = finished_history(6, draw=0.8, empty_stock="reshuffle", max_turns=600)
+    env = raw_env.from_history(text)
+    draws = sum(1 for _, a in env.game.histories[0] if a == 56)
+    assert draws > 38  # more cards drawn than the first stock held: it was reshuffled
+    summary = api.post("/api/replays", json={"history": text}).json()
+    last = api.get(f"/api/replays/{summary['id']}/frames/{summary['frames'] - 1}").json()
+    pos = last["position"]
+    assert [[c["id"] for c in hand] for hand in pos["hands"]] == [
+        [c for c in range(52) if env.game.hands[i] >> c & 1] for i in range(2)]
+    assert [c["id"] for c in pos["stock"]] == env.game.stock[::-1]
+    assert pos["deal_over"] and pos["result"]["charges"] == env.game.charges
