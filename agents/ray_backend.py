@@ -131,7 +131,9 @@ class RaySession:
                         out = ray.get(ref)
                     except ray.exceptions.RayTaskError as e:
                         cause = e.cause if getattr(e, "cause", None) is not None else e
-                        raise RuntimeError(f"work unit {unit!r} failed: {cause}") from cause
+                        raise RuntimeError(
+                            f"work unit {unit!r} failed: {type(cause).__name__}: {cause}") \
+                            from cause
                     except ray.exceptions.WorkerCrashedError as e:
                         raise RuntimeError(
                             f"work unit {unit!r}: its worker died {MAX_RETRIES + 1} times") \

@@ -132,18 +132,15 @@ def test_killed_worker_chunk_is_retried(local_ray, tmp_path):
     assert sum(s.games for s in remote.stats.values()) == 2 * 2 * 40  # nothing twice
 
 
-def test_unit_errors_are_raised_not_retried(local_ray):
-    with RaySession() as session, pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        session.run_unordered([1, 0], _inverse, lambda out: None)
+def test_session_map_order_and_unit_errors(local_ray):
+    with RaySession() as session:
+        assert session.map(_inverse, [1, 2, 4, 5], workers=2) == [1, 0.5, 0.25, 0.2]
+        with pytest.raises(RuntimeError, match="work unit 0 failed: ZeroDivisionError"):
+            session.run_unordered([1, 0], _inverse, lambda out: None)
 
 
 def _inverse(x):
     return 1 / x
-
-
-def test_session_map_keeps_order(local_ray):
-    with RaySession() as session:
-        assert session.map(_inverse, [1, 2, 4, 5], workers=2) == [1, 0.5, 0.25, 0.2]
 
 
 def test_bad_backend_and_address():
