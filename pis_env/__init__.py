@@ -9,13 +9,15 @@ from . import pis_yedili_v0
 from .cards import card_name, parse_card
 from .engine import NUM_ACTIONS, GameState, IllegalActionError, action_name
 from .env import ENV_NAME, env, raw_env
+from .history import HistoryError
 from .observation import LAYOUT_VERSION, decode_observation, segment_table
 from .rules import Rules
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENV_NAME", "LAYOUT_VERSION", "NUM_ACTIONS", "GameState", "IllegalActionError", "Rules",
+    "ENV_NAME", "LAYOUT_VERSION", "NUM_ACTIONS", "GameState", "HistoryError",
+    "IllegalActionError", "Rules",
     "action_name", "card_name", "decode_observation", "env", "parse_card", "pis_yedili_v0",
     "raw_env", "segment_table",
 ]
