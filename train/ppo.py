@@ -7,63 +7,55 @@
     python train/ppo.py rules=configs/rules/double.yaml league.opponents='{heuristic: 1}'
     python train/ppo.py --resume runs/ppo_2p-20260101-120000   # continue a run
     python train/ppo.py --print-config                   # the resolved config, no training
+    python train/ppo.py --help-config                    # every key, its default and help
 
-Every run writes into its run directory (``run_dir=``, default
-``runs/<name>-<timestamp>``): ``config.yaml`` (the full resolved config), ``checkpoints/``
-(every ``checkpoint.every`` steps, at the end and on Ctrl-C), ``tb/`` (TensorBoard),
-``policy.zip`` (SB3 archive) and ``policy.pt`` (weights only), ``eval.json``.
+``run`` reads top to bottom: config and run directory (or the run to resume) → envs and
+opponents → model → pretraining → learning → saving → evaluation. Every run writes into
+its run directory (``run_dir=``, default ``runs/<name>-<timestamp>``): ``config.yaml``
+(the full resolved config), ``checkpoints/`` (every ``checkpoint.every`` steps, at the
+end and on Ctrl-C), ``tb/`` (TensorBoard, with the config as text), ``policy.zip`` (SB3
+archive) and ``policy.pt`` (weights only), ``eval.json``.
 ``agents.make("ppo", path=".../policy.zip")`` plays the result.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import datetime as _dt
 import json
 import shutil
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: python train/ppo.py
-    _here = Path(__file__).resolve().parent
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
-    try:
-        import train  # noqa: F401  (the installed package)
-    except ImportError:  # not installed: use the checkout this file is in
-        sys.path.insert(0, str(_here.parent))
-
-from train import config as config_mod  # noqa: E402
-from train.config import ConfigError  # noqa: E402
+try:
+    from train import config as config_mod
+    from train.config import ConfigError
+except ModuleNotFoundError as _missing:
+    if _missing.name not in ("train", "train.config"):
+        raise
+    sys.exit("train/ppo.py: the 'train' package is not importable: install the project "
+             "(make, or pip install -e '.[train]') or run python -m train.ppo from the "
+             "repository root")
 
 DEFAULT_CONFIG = config_mod.REPO_ROOT / "configs" / "ppo_2p.yaml"
 
 
-# ---------------------------------------------------------------------- building blocks
-def _lr_schedule(ppo: dict):
-    lr = float(ppo["learning_rate"])
-    if ppo["lr_schedule"] == "constant":
-        return lr
-    final = float(ppo["lr_final_fraction"])
-
-    def schedule(progress_remaining: float) -> float:
-        return lr * (final + (1.0 - final) * progress_remaining)
-
-    return schedule
-
-
+# ---------------------------------------------------------------------- envs and model
 def make_vec_env(cfg: dict, league, seed: int):
-    """``n_envs`` LeagueEnvs in a DummyVecEnv (or SubprocVecEnv).
-
-    ``vec_env="module:function"`` calls ``function(cfg, league, seed)`` instead: a
-    factory of another VecEnv (e.g. a batched engine). It must answer
+    """``n_envs`` games the learner plays: the batched numba engine (``vec_env=batched``),
+    LeagueEnvs in a DummyVecEnv / SubprocVecEnv, or ``vec_env="module:function"``, a
+    factory called as ``function(cfg, league, seed)``. A factory's VecEnv must answer
     ``env_method("action_masks")``, put the policy input (see ``policy.features``) in its
     observations and ``info["league"]`` (as ``LeagueEnv`` does) at episode ends."""
+    import importlib
+
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    if cfg["vec_env"] == "batched":
+    kind = cfg["vec_env"]
+    if kind == "batched":
         try:
             from train.batched_vec_env import make_league_vec_env
         except ImportError as e:  # numba (the 'fast' extra) missing
@@ -71,34 +63,33 @@ def make_vec_env(cfg: dict, league, seed: int):
                 f"vec_env=batched needs numba: pip install 'pis-yedili[fast]' ({e})"
             ) from e
         return make_league_vec_env(cfg, league, seed)
-    if ":" in cfg["vec_env"]:
-        import importlib
-
-        module_name, _, func_name = cfg["vec_env"].partition(":")
+    if ":" in kind:
+        module_name, _, func_name = kind.partition(":")
         try:
-            factory_fn = getattr(importlib.import_module(module_name), func_name)
+            factory = getattr(importlib.import_module(module_name), func_name)
         except (ImportError, AttributeError) as e:
-            raise ConfigError(f"vec_env={cfg['vec_env']!r}: cannot load it ({e})") from e
-        return factory_fn(cfg, league, seed)
+            raise ConfigError(f"vec_env={kind!r}: cannot load it ({e})") from e
+        return factory(cfg, league, seed)
+    fns = [LeagueEnvFactory(cfg, league, seed * 1000 + i) for i in range(cfg["n_envs"])]
+    return SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
 
-    from train.league import LeagueEnv
 
-    rules = cfg["rules"]
-    features = tuple(cfg["policy"]["features"])
-    seat = cfg["league"]["learner_seat"]
+@dataclass(frozen=True)
+class LeagueEnvFactory:
+    """Builds game ``seed``'s ``LeagueEnv`` (in a subprocess, for ``vec_env=subproc``)."""
 
-    def factory(i: int):
-        def make():
-            return LeagueEnv(league, rules, features=features, learner_seat=seat,
-                             seed=seed * 1000 + i, win_bonus=cfg["win_bonus"],
-                             skip_forced=cfg["skip_forced"],
-                             privileged=cfg["policy"]["privileged_critic"])
-        return make
+    cfg: dict
+    league: object  # train.league.League
+    seed: int
 
-    fns = [factory(i) for i in range(cfg["n_envs"])]
-    if cfg["vec_env"] == "subproc":
-        return SubprocVecEnv(fns)
-    return DummyVecEnv(fns)
+    def __call__(self):
+        from train.league import LeagueEnv
+
+        cfg = self.cfg
+        return LeagueEnv(self.league, cfg["rules"], features=tuple(cfg["policy"]["features"]),
+                         learner_seat=cfg["league"]["learner_seat"], seed=self.seed,
+                         win_bonus=cfg["win_bonus"], skip_forced=cfg["skip_forced"],
+                         privileged=cfg["policy"]["privileged_critic"])
 
 
 def actor_dim(cfg: dict) -> int:
@@ -111,7 +102,62 @@ def actor_dim(cfg: dict) -> int:
                          cfg["policy"]["features"])
 
 
-def _obs_norm_of(vec_env, size: int) -> dict | None:
+@dataclass(frozen=True)
+class LinearSchedule:
+    """SB3 learning-rate schedule: ``lr`` down to ``lr * final`` at the end of training
+    (``progress_remaining`` goes from 1 to 0)."""
+
+    lr: float
+    final: float
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.lr * (self.final + (1.0 - self.final) * progress_remaining)
+
+
+def make_model(cfg: dict, vec_env, run_dir: Path):
+    """A MaskablePPO with the config's hyperparameters (and privileged critic)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from train.policy import PrivilegedCriticPolicy, hidden_columns, hide_from_actor
+
+    ppo, policy, rules = cfg["ppo"], cfg["policy"], cfg["rules"]
+    lr = float(ppo["learning_rate"])
+    policy_class: object = "MlpPolicy"
+    policy_kwargs = {"net_arch": list(policy["net_arch"]), "ortho_init": policy["ortho_init"],
+                     "activation_fn": {"tanh": torch.nn.Tanh,
+                                       "relu": torch.nn.ReLU}[policy["activation"]]}
+    if policy["privileged_critic"]:
+        policy_class = PrivilegedCriticPolicy
+        policy_kwargs["actor_dim"] = actor_dim(cfg)
+    model = MaskablePPO(
+        policy_class,
+        vec_env,
+        learning_rate=(lr if ppo["lr_schedule"] == "constant"
+                       else LinearSchedule(lr, float(ppo["lr_final_fraction"]))),
+        n_steps=ppo["n_steps"],
+        batch_size=ppo["batch_size"],
+        n_epochs=ppo["n_epochs"],
+        gamma=ppo["gamma"],
+        gae_lambda=ppo["gae_lambda"],
+        clip_range=ppo["clip_range"],
+        ent_coef=ppo["ent_coef"],
+        vf_coef=ppo["vf_coef"],
+        max_grad_norm=ppo["max_grad_norm"],
+        target_kl=ppo["target_kl"],
+        normalize_advantage=ppo["normalize_advantage"],
+        policy_kwargs=policy_kwargs,
+        tensorboard_log=str(run_dir / "tb") if cfg["log"]["tensorboard"] else None,
+        seed=int(cfg["seed"]),
+        device="cpu",
+        verbose=0,
+    )
+    hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
+                                                 policy["hide_from_actor"]))
+    return model
+
+
+def obs_norm_of(vec_env, size: int) -> dict | None:
     """The running normalisation of the policy's inputs (the first ``size`` entries)."""
     from stable_baselines3.common.vec_env import VecNormalize
 
@@ -126,16 +172,7 @@ def _obs_norm_of(vec_env, size: int) -> dict | None:
             "epsilon": float(vec_env.epsilon)}
 
 
-def _set_obs_norm(vec_env, norm: dict | None) -> None:
-    import numpy as np
-
-    if norm is None or not hasattr(vec_env, "obs_rms"):
-        return
-    vec_env.obs_rms.mean = np.asarray(norm.get("full_mean", norm["mean"]), dtype=np.float64)
-    vec_env.obs_rms.var = np.asarray(norm.get("full_var", norm["var"]), dtype=np.float64)
-    vec_env.obs_rms.count = float(norm["count"])
-
-
+# ---------------------------------------------------------------------- run directory
 def new_run_dir(cfg: dict) -> Path:
     if cfg["run_dir"]:
         return Path(cfg["run_dir"])
@@ -150,25 +187,158 @@ def new_run_dir(cfg: dict) -> Path:
 
 def load_run_config(run_dir: Path, overrides: list[str] | dict | None = None) -> dict:
     """The saved config of a run, with overrides (e.g. a larger ``total_timesteps``)."""
+    import yaml
+
     path = Path(run_dir) / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{run_dir} is not a run directory (no config.yaml)")
-    import yaml
-
     try:
         saved = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: corrupt config ({e})") from e
-    base = copy.deepcopy(config_mod.DEFAULTS)
-    config_mod.apply(base, saved, str(path))
-    cfg = config_mod.build(None, overrides, base=base)
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path}: corrupt config (not a mapping of keys)")
+    before = config_mod.build(base=saved)
+    cfg = config_mod.build(None, overrides, base=saved)
     changed = [k for k in ("rules", "num_players", "policy", "n_envs")
-               if json.dumps(cfg[k], sort_keys=True) != json.dumps(
-                   config_mod.resolve(base)[k], sort_keys=True)]
+               if json.dumps(cfg[k], sort_keys=True) != json.dumps(before[k], sort_keys=True)]
     if changed:
         raise ConfigError(f"--resume cannot change {', '.join(changed)} of a run")
     cfg["run_dir"] = str(run_dir)
     return cfg
+
+
+@dataclass
+class RunStart:
+    """Where a run starts: its resolved config, its directory and, when it resumes, the
+    newest intact checkpoint (``None`` for a new run). Everything a resume restores goes
+    through here."""
+
+    cfg: dict
+    run_dir: Path
+    checkpoint: object | None = None  # train.checkpoint.Checkpoint
+
+    @property
+    def resumed(self) -> bool:
+        return self.checkpoint is not None
+
+    @property
+    def state(self) -> dict:
+        return self.checkpoint.state if self.resumed else {}
+
+    @property
+    def step(self) -> int:
+        return int(self.state.get("num_timesteps", 0))
+
+    def restore_league(self, league) -> None:
+        if self.resumed:
+            league.load_state_dict(self.checkpoint.league)
+
+    def restore_model(self, model, vec_env) -> None:
+        """Weights, optimizer, counters, seeds and input normalisation from the
+        checkpoint's weights-only state: nothing in the run directory runs."""
+        if not self.resumed:
+            return
+        import numpy as np
+
+        from train.checkpoint import CheckpointError
+
+        try:
+            model.policy.load_state_dict(self.checkpoint.policy)
+            model.policy.optimizer.load_state_dict(self.checkpoint.optimizer)
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise CheckpointError(f"checkpoint {self.checkpoint.path} does not fit the "
+                                  f"config's network: {e}") from e
+        model.num_timesteps = self.step
+        model._n_updates = int(self.state.get("n_updates", 0))
+        model.set_random_seed(int(self.cfg["seed"]) + self.step)
+        norm = self.state.get("obs_norm")
+        if norm is not None and hasattr(vec_env, "obs_rms"):
+            vec_env.obs_rms.mean = np.asarray(norm.get("full_mean", norm["mean"]), np.float64)
+            vec_env.obs_rms.var = np.asarray(norm.get("full_var", norm["var"]), np.float64)
+            vec_env.obs_rms.count = float(norm["count"])
+
+
+def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_modules) -> RunStart:
+    """A new run's directory with its ``config.yaml`` (``cfg``, else the default config
+    with ``overrides``), or the run in ``resume``: its saved config with ``overrides``
+    (saved into it at once, so a later ``--resume`` keeps them) and its newest intact
+    checkpoint. Everything the run needs is checked before a directory is created
+    (``train.preflight``)."""
+    from train import checkpoint as ckpt
+    from train.preflight import check_run
+
+    if resume is not None:
+        run_dir = Path(resume)
+        cfg = load_run_config(run_dir, overrides)
+        check_run(cfg, trusted_modules)
+        found = ckpt.find_checkpoint(run_dir, cfg["rules"]["num_players"],
+                                     cfg["rules"]["num_deals"])
+        if overrides:
+            ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
+        return RunStart(cfg, run_dir, found)
+    if cfg is None:
+        cfg = config_mod.build(DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None, overrides)
+    check_run(cfg, trusted_modules)
+    run_dir = new_run_dir(cfg)
+    if (run_dir / ckpt.CHECKPOINTS).exists():
+        raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
+                          "another run_dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg = dict(cfg, run_dir=str(run_dir))
+    ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
+    return RunStart(cfg, run_dir)
+
+
+# ---------------------------------------------------------------------- the live run
+class LiveRun:
+    """What the training callback reaches while PPO learns: snapshots of the learner into
+    the league, the league's pool sent to subprocess envs, checkpoints to disk."""
+
+    def __init__(self, cfg: dict, run_dir: Path, model, league, vec_env, budget,
+                 pretrain: dict | None = None):
+        self.cfg, self.run_dir, self.model = cfg, run_dir, model
+        self.league, self.vec_env, self.budget = league, vec_env, budget
+        self.pretrain = pretrain  # the imitation's statistics, kept in every checkpoint
+
+    def obs_norm(self) -> dict | None:
+        return obs_norm_of(self.vec_env, actor_dim(self.cfg))
+
+    def take_snapshot(self, step: int) -> None:
+        from agents.ppo import NumpyPolicy
+        from train.checkpoint import policy_metadata
+
+        if not self.league.uses_pool:
+            return
+        meta = policy_metadata(self.cfg, self.model, self.obs_norm(), step=step)
+        state = {k: v.detach().cpu().numpy().copy()
+                 for k, v in self.model.policy.state_dict().items()}
+        self.league.add_snapshot(step, NumpyPolicy(meta, state))
+
+    def sync_league(self, pool_changed: bool) -> None:
+        if self.cfg["vec_env"] == "subproc":
+            self.vec_env.env_method("league_sync", self.league.sync_payload(pool_changed))
+
+    def save_checkpoint(self) -> Path:
+        from train.checkpoint import save_checkpoint
+
+        return save_checkpoint(
+            self.run_dir, self.model, self.league, self.cfg,
+            {"train_seconds": self.budget.elapsed(), "seed": int(self.cfg["seed"]),
+             "total_timesteps": int(self.cfg["total_timesteps"]), "pretrain": self.pretrain},
+            obs_norm=self.obs_norm(), keep=self.cfg["checkpoint"]["keep"],
+        )
+
+
+class Say:
+    """``print`` when verbose, flushed (the run's own messages)."""
+
+    def __init__(self, verbose: bool):
+        self.verbose = verbose
+
+    def __call__(self, *args) -> None:
+        if self.verbose:
+            print(*args, flush=True)
 
 
 # ---------------------------------------------------------------------- training
@@ -178,227 +348,137 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     """Trains (or resumes) a run; returns a summary dict.
 
     ``cfg`` is a resolved config (``train.config.build``); with ``resume`` the run
-    directory's saved config is used (``overrides`` applied and saved into it at once, so
-    a later ``--resume`` keeps them). Everything the run needs is checked before the run
-    directory is created (``train.preflight``; ``trusted_modules`` may be imported as
-    ``vec_env`` factories). Extra SB3 ``callbacks`` run after the training callback. A
-    ``KeyboardInterrupt`` (Ctrl-C, SIGTERM) saves a checkpoint and returns
-    ``{"status": "interrupted", ...}``."""
+    directory's saved config is used (``overrides`` applied and saved into it at once).
+    ``trusted_modules`` may be imported as ``vec_env`` factories. Extra SB3 ``callbacks``
+    run after the training callback. A ``KeyboardInterrupt`` (Ctrl-C, SIGTERM) saves a
+    checkpoint and returns ``{"status": "interrupted", ...}``."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from agents.ppo import NumpyPolicy
-    from train import checkpoint as ckpt
-    from train.callbacks import TrainingCallback
+    from train.callbacks import Budget, LogHyperparameters, TrainingCallback
     from train.league import League
-    from train.policy import hidden_columns, hide_from_actor
-    from train.preflight import check_run
+    from train.pretrain import pretrain
 
-    def say(*args):
-        if verbose:
-            print(*args, flush=True)
+    say = Say(verbose)
 
-    state: dict = {}
-    restored = None
-    if resume is not None:
-        run_dir = Path(resume)
-        cfg = load_run_config(run_dir, overrides)
-        check_run(cfg, trusted_modules)
-        restored = ckpt.find_checkpoint(run_dir, cfg["rules"]["num_players"],
-                                        cfg["rules"]["num_deals"])
-        state = restored.state
-        if overrides:
-            ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
-    else:
-        if cfg is None:
-            cfg = config_mod.build(DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None,
-                                   overrides)
-        check_run(cfg, trusted_modules)
-        run_dir = new_run_dir(cfg)
-        if (run_dir / ckpt.CHECKPOINTS).exists():
-            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
-                              "another run_dir")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        cfg = dict(cfg, run_dir=str(run_dir))
-        ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
-    total = int(cfg["total_timesteps"])
-    seed = int(cfg["seed"])
+    # 1. config and run directory: a new run, or the one to resume
+    start = open_run(cfg, resume, overrides, trusted_modules)
+    cfg, run_dir = start.cfg, start.run_dir
+    seed, total = int(cfg["seed"]), int(cfg["total_timesteps"])
     if cfg["torch_threads"]:
         torch.set_num_threads(int(cfg["torch_threads"]))
 
+    # 2. opponents and envs
     league = League.from_config(cfg["league"])
-    if restored is not None:
-        league.load_state_dict(restored.league)
-    start_step = int(state.get("num_timesteps", 0))
-    vec_env = make_vec_env(cfg, league, seed + start_step)
+    start.restore_league(league)
+    games = make_vec_env(cfg, league, seed + start.step)
+    vec_env = games
     if cfg["policy"]["normalize_obs"]:
-        vec_env = VecNormalize(vec_env, norm_obs=True, norm_reward=False, clip_obs=10.0,
+        vec_env = VecNormalize(games, norm_obs=True, norm_reward=False, clip_obs=10.0,
                                gamma=cfg["ppo"]["gamma"])
-        _set_obs_norm(vec_env, state.get("obs_norm"))
 
-    ppo = cfg["ppo"]
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg["policy"]["activation"]]
-    tb_dir = str(run_dir / "tb") if cfg["log"]["tensorboard"] else None
-    policy_class: object = "MlpPolicy"
-    policy_kwargs = {"net_arch": list(cfg["policy"]["net_arch"]), "activation_fn": activation,
-                     "ortho_init": cfg["policy"]["ortho_init"]}
-    if cfg["policy"]["privileged_critic"]:
-        from train.policy import PrivilegedCriticPolicy
+    # 3. model
+    model = make_model(cfg, vec_env, run_dir)
+    start.restore_model(model, vec_env)
+    if start.resumed:
+        say(f"resuming {run_dir} from step {start.step:,} "
+            f"({start.checkpoint.path.name}, pool of {len(league.snapshots)})")
+    max_minutes = cfg["max_minutes"]  # the clock runs from here, pretraining included
+    budget = Budget(total, None if max_minutes is None else 60.0 * float(max_minutes),
+                    elapsed_before=float(start.state.get("train_seconds", 0.0)))
+    live = LiveRun(cfg, run_dir, model, league, vec_env, budget, start.state.get("pretrain"))
 
-        policy_class = PrivilegedCriticPolicy
-        policy_kwargs["actor_dim"] = actor_dim(cfg)
-    model = MaskablePPO(
-        policy_class,
-        vec_env,
-        learning_rate=_lr_schedule(ppo),
-        n_steps=ppo["n_steps"],
-        batch_size=ppo["batch_size"],
-        n_epochs=ppo["n_epochs"],
-        gamma=ppo["gamma"],
-        gae_lambda=ppo["gae_lambda"],
-        clip_range=ppo["clip_range"],
-        ent_coef=ppo["ent_coef"],
-        vf_coef=ppo["vf_coef"],
-        max_grad_norm=ppo["max_grad_norm"],
-        target_kl=ppo["target_kl"],
-        normalize_advantage=ppo["normalize_advantage"],
-        policy_kwargs=policy_kwargs,
-        tensorboard_log=tb_dir,
-        seed=seed,
-        device="cpu",
-        verbose=0,
-    )
-    if restored is not None:  # weights-only state: nothing from the run directory runs
-        try:
-            model.policy.load_state_dict(restored.policy)
-            model.policy.optimizer.load_state_dict(restored.optimizer)
-        except (RuntimeError, ValueError, KeyError) as e:
-            raise ckpt.CheckpointError(f"checkpoint {restored.path} does not fit the "
-                                       f"config's network: {e}") from e
-        model.num_timesteps = start_step
-        model._n_updates = int(state.get("n_updates", 0))
-        model.set_random_seed(seed + start_step)
-        say(f"resuming {run_dir} from step {start_step:,} "
-            f"({restored.path.name}, pool of {len(league.snapshots)})")
-
-    rules = cfg["rules"]
-    hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
-                                                 cfg["policy"]["hide_from_actor"]))
-
-    elapsed_before = float(state.get("train_seconds", 0.0))
-    t_start = time.time()
-
-    def obs_norm():
-        return _obs_norm_of(vec_env, actor_dim(cfg))
-
-    def take_snapshot(step: int) -> None:
-        if not league.uses_pool:
-            return
-        meta = ckpt.policy_metadata(cfg, model, obs_norm(), step=step)
-        sd = {k: v.detach().cpu().numpy().copy() for k, v in model.policy.state_dict().items()}
-        league.add_snapshot(step, NumpyPolicy(meta, sd))
-
-    def save_checkpoint() -> Path:
-        train_seconds = elapsed_before + time.time() - t_start
-        return ckpt.save_checkpoint(
-            run_dir, model, league, cfg,
-            {"train_seconds": train_seconds, "seed": seed, "total_timesteps": total,
-             "pretrain": state.get("pretrain")},
-            obs_norm=obs_norm(), keep=cfg["checkpoint"]["keep"],
-        )
-
-    def sync_league(pool_changed: bool) -> None:
-        if cfg["vec_env"] == "subproc":
-            vec_env.env_method("league_sync", league.sync_payload(pool_changed))
-
-    if resume is None and cfg["pretrain"]["teacher"]:
-        from train.pretrain import pretrain
-
+    # 4. pretraining: a new run imitates its teacher in the same envs
+    if not start.resumed and cfg["pretrain"]["teacher"]:
         say(f"pretraining: imitating {cfg['pretrain']['teacher']} for "
             f"{cfg['pretrain']['decisions']:,} decisions")
         try:
-            state["pretrain"] = pretrain(model, cfg, league, log=say)
+            live.pretrain = pretrain(model, games, cfg, log=say)
         except KeyboardInterrupt:
             say(f"\ninterrupted while pretraining: nothing saved; start again with the same "
                 f"command (run_dir={run_dir})")
             vec_env.close()
             return {"status": "interrupted", "run_dir": str(run_dir), "num_timesteps": 0}
-
     if league.uses_pool and not league.snapshots:
-        take_snapshot(model.num_timesteps)
-        sync_league(True)
+        live.take_snapshot(model.num_timesteps)
+        live.sync_league(True)
+    if not start.resumed and live.pretrain:
+        live.save_checkpoint()  # a crash later does not lose the warm start
 
-    if resume is None and state.get("pretrain"):
-        save_checkpoint()  # a crash later does not lose the warm start
-
-    threads = None
-    if cfg["torch_threads"] and cfg["torch_threads"] > 1:
-        threads = (1, int(cfg["torch_threads"]))
-    deadline = None
-    if cfg["max_minutes"] is not None:
-        deadline = t_start + 60.0 * float(cfg["max_minutes"]) - elapsed_before
+    # 5. learn
+    threads = cfg["torch_threads"]
     cb = TrainingCallback(
-        league, total, cfg["league"]["snapshot_every"], cfg["checkpoint"]["every"],
-        take_snapshot, save_checkpoint, sync_league,
-        win_window=cfg["log"]["win_window"],
-        progress=cfg["log"]["progress"] and verbose, interval=cfg["log"]["interval"],
-        torch_threads=threads, deadline=deadline,
+        league, live, budget, cfg["league"]["snapshot_every"], cfg["checkpoint"]["every"],
+        win_window=cfg["log"]["win_window"], progress=cfg["log"]["progress"] and verbose,
+        interval=cfg["log"]["interval"], torch_threads=(1, threads) if threads > 1 else None,
     )
-    cbs = CallbackList([cb, *(callbacks or [])])
+    extra = [LogHyperparameters(config_mod.hyperparameters_markdown(cfg))] \
+        if cfg["log"]["tensorboard"] else []
     say(f"run directory: {run_dir}")
-    say(f"training {cfg['num_players']} players, {total:,} steps, {cfg['n_envs']} envs, "
-        f"opponents {cfg['league']['opponents']}")
-    remaining = total - model.num_timesteps
-    status = "finished"
+    say(f"training {cfg['num_players']} players, {total:,} steps"
+        + (f" or {max_minutes:g} min" if max_minutes is not None else "")
+        + f", {cfg['n_envs']} envs, opponents {cfg['league']['opponents']}")
+    t_learn, status = time.time(), "finished"
     try:
-        if remaining > 0:
-            model.learn(remaining, callback=cbs, reset_num_timesteps=False, tb_log_name="ppo",
-                        progress_bar=False)
+        if total > model.num_timesteps:
+            model.learn(total - model.num_timesteps, reset_num_timesteps=False,
+                        callback=CallbackList([cb, *extra, *(callbacks or [])]),
+                        tb_log_name="ppo", progress_bar=False)
     except KeyboardInterrupt:
         status = "interrupted"
         cb.rewind_partial_rollout()
     finally:
         cb.close()
     if cb.hit_deadline:
-        say(f"stopped at the time limit (max_minutes={cfg['max_minutes']}) at step "
+        say(f"stopped at the time limit (max_minutes={max_minutes}) at step "
             f"{model.num_timesteps:,} of {total:,}")
-    train_seconds = elapsed_before + time.time() - t_start
-    path = save_checkpoint()
+
+    # 6. save
+    path = live.save_checkpoint()
+    train_seconds = budget.elapsed()
     summary = {"status": status, "run_dir": str(run_dir), "num_timesteps": model.num_timesteps,
                "train_seconds": train_seconds, "checkpoint": str(path),
-               "steps_per_s": (model.num_timesteps - start_step) / max(time.time() - t_start,
-                                                                       1e-9)}
+               "steps_per_s": (model.num_timesteps - start.step)
+               / max(time.time() - budget.t_start, 1e-9)}
     if status == "interrupted":
         say(f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved in {path}\n"
             f"resume with: python train/ppo.py --resume {run_dir}")
         vec_env.close()
         return summary
-
-    meta = ckpt.policy_metadata(cfg, model, obs_norm(), train_seconds=round(train_seconds, 1))
-    policy_zip = run_dir / "policy.zip"
-    ckpt.save_model_zip(model, policy_zip, meta)
-    summary["policy"] = str(policy_zip)
-    if cfg["export_pt"]:
-        ckpt.export_weights(model.policy.state_dict(), meta, run_dir / "policy.pt")
-        summary["policy_pt"] = str(run_dir / "policy.pt")
+    summary.update(save_policy(cfg, model, live.obs_norm(), run_dir, train_seconds))
     vec_env.close()
     say(f"trained {model.num_timesteps:,} steps in {train_seconds / 60:.1f} min "
-        f"({summary['steps_per_s']:,.0f} steps/s); policy saved to {policy_zip}")
+        f"({summary['steps_per_s']:,.0f} steps/s; learning {time.time() - t_learn:.0f} s); "
+        f"policy saved to {summary['policy']}")
+
+    # 7. evaluate
     ev = cfg["eval"]
     if evaluate and ev["deals"] > 0 and ev["opponents"]:
         from train.evaluate import evaluate as run_eval
 
-        rows = run_eval(policy_zip, cfg["rules"], ev["opponents"], ev["deals"],
-                        seed=ev["seed"], workers=ev["workers"],
-                        progress=cfg["log"]["progress"] and verbose, out_dir=run_dir,
-                        verbose=verbose)
-        summary["eval"] = rows
-    summary["total_seconds"] = round(elapsed_before + time.time() - t_start, 1)
+        summary["eval"] = run_eval(summary["policy"], cfg["rules"], ev["opponents"],
+                                   ev["deals"], seed=ev["seed"], workers=ev["workers"],
+                                   progress=cfg["log"]["progress"] and verbose,
+                                   out_dir=run_dir, verbose=verbose)
+    summary["total_seconds"] = round(budget.elapsed(), 1)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")
     return summary
+
+
+def save_policy(cfg: dict, model, obs_norm: dict | None, run_dir: Path,
+                train_seconds: float) -> dict:
+    """``policy.zip`` (and ``policy.pt`` with ``export_pt``) in the run directory."""
+    from train import checkpoint as ckpt
+
+    meta = ckpt.policy_metadata(cfg, model, obs_norm, train_seconds=round(train_seconds, 1))
+    out = {"policy": str(run_dir / "policy.zip")}
+    ckpt.save_model_zip(model, run_dir / "policy.zip", meta)
+    if cfg["export_pt"]:
+        ckpt.export_weights(model.policy.state_dict(), meta, run_dir / "policy.pt")
+        out["policy_pt"] = str(run_dir / "policy.pt")
+    return out
 
 
 def copy_policy(summary: dict, dest: str) -> None:
@@ -424,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Overrides are key=value (YAML values), e.g. total_timesteps=200000 "
                "ppo.learning_rate=1e-4 num_players=4 rules.draw_rule=one "
                "rules=configs/rules/x.yaml league.opponents='{heuristic: 0.5, self: 0.5}' "
-               "seed=1 run_dir=runs/mine. See train/config.py for every key.",
+               "seed=1 run_dir=runs/mine. --help-config lists every key.",
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     parser.add_argument("--config", help=f"a config YAML (default {DEFAULT_CONFIG.name})")
@@ -433,12 +513,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="also copy the final policy.zip (and .pt) to PATH")
     parser.add_argument("--print-config", action="store_true",
                         help="print the resolved config and exit")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every config key with its type, default and help, and exit")
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     args = parser.parse_args(argv)
+    if args.help_config:
+        print(config_mod.help_text())
+        return 0
+    if args.resume and args.config:
+        parser.error("--resume uses the run's own config; give overrides instead")
     try:
         if args.resume:
-            if args.config:
-                parser.error("--resume uses the run's own config; give overrides instead")
             cfg = load_run_config(Path(args.resume), args.overrides)
         else:
             cfg = config_mod.build(

@@ -1,7 +1,9 @@
 """Warm start: imitate a teacher bot before PPO (behaviour cloning with a value target).
 
-The teacher (``pretrain.teacher``, e.g. ``heuristic``) plays the learner's seat against the
-league's opponents for ``pretrain.decisions`` decisions; the policy is then trained for
+The teacher (``pretrain.teacher``, e.g. ``heuristic``) plays the learner's seat of the
+training VecEnv itself -- the same env stack PPO then steps (``vec_env=batched``: the
+numba engine, with the heuristic's numba port as the teacher), against the league's
+opponents -- for ``pretrain.decisions`` decisions. The policy is then trained for
 ``pretrain.epochs`` passes to predict the teacher's action (cross-entropy over the legal
 actions) and the value head to predict the return that followed (Monte Carlo, with the
 run's gamma). PPO then starts from a policy that already plays like the teacher and a
@@ -11,64 +13,93 @@ value function that knows what positions are worth, instead of from random play.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from pis_env.observation import Layout
 
+#: A batched teacher: ``teacher(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
+Teacher = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-def collect(cfg: dict, league, teacher_name: str, decisions: int, seed: int,
-            log=print) -> dict[str, np.ndarray]:
-    """Teacher decisions at the learner's seat: inputs, masks, actions, returns."""
-    from train.league import LeagueEnv, make_bot
 
-    rules = cfg["rules"]
-    n, d = rules["num_players"], rules["num_deals"]
-    layout_size = Layout.of(n, d).size
-    env = LeagueEnv(league, rules, features=cfg["policy"]["features"],
-                    learner_seat=cfg["league"]["learner_seat"], seed=seed,
-                    win_bonus=cfg["win_bonus"], skip_forced=cfg["skip_forced"],
-                    privileged=cfg["policy"]["privileged_critic"])
-    teacher = make_bot(teacher_name, rules, seed)
-    size = env.observation_space.shape[0]
-    x = np.empty((decisions, size), np.float32)
-    masks = np.empty((decisions, 58), bool)
-    actions = np.empty(decisions, np.int64)
-    rewards = np.zeros(decisions, np.float32)
-    returns = np.zeros(decisions, np.float32)
-    gamma = float(cfg["ppo"]["gamma"])
-    obs, _ = env.reset(seed=seed)
-    teacher.reset()
-    i = start = kept = 0
+class RowByRow:
+    """Any ``agents`` bot as a batched teacher, one ``act`` per row. The bot must not
+    keep state between decisions (the games of a batch interleave); the built-in bots
+    do not."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        act = self.agent.act
+        return np.array([act({"observation": o, "action_mask": m})
+                         for o, m in zip(obs, masks)], dtype=np.int64)
+
+
+def make_teacher(name: str, rules: dict, seed: int) -> Teacher:
+    """The batched teacher ``name`` at the table of ``rules``: the heuristic's numba port
+    (the same choices, ~100x faster) when numba is installed, else the bot row by row."""
+    import agents
+
+    if name == "heuristic":
+        try:
+            from agents.heuristic.batched import HeuristicPolicy
+        except ImportError:  # numba (the 'fast' extra) missing: the Python bot below
+            pass
+        else:
+            from pis_env import Rules
+
+            return HeuristicPolicy(1, Rules.from_options(**rules))
+    return RowByRow(agents.make_for_table(name, rules, seed=seed))
+
+
+def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: float,
+            seed: int, log=print) -> dict[str, np.ndarray]:
+    """The teacher's decisions at the learner's seat of every game of ``vec_env`` (an SB3
+    VecEnv answering ``env_method("action_masks")``), at least ``decisions`` of them:
+    policy inputs ``x``, legal ``masks``, ``actions``, Monte Carlo ``returns``, and
+    ``rows``: the rows of finished episodes (the last, unfinished episode of each game
+    has no return and is left out)."""
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    n = vec_env.num_envs
+    steps = -(-decisions // n)
+    vec_env.seed(seed)
+    obs = vec_env.reset()
+    x = np.empty((steps, n, obs.shape[1]), np.float32)
+    masks = np.empty((steps, n, 58), bool)
+    actions = np.empty((steps, n), np.int64)
+    rewards = np.empty((steps, n), np.float32)
+    dones = np.empty((steps, n), bool)
     t0 = last = time.time()
-    while i < decisions:
-        mask = env.action_masks()
-        a = teacher.act({"observation": obs[:layout_size], "action_mask": mask.astype(np.int8)})
-        x[i], masks[i], actions[i] = obs, mask, a
-        obs, r, terminated, truncated, _ = env.step(a)
-        rewards[i] = r
-        i += 1
-        if terminated or truncated:
-            g = 0.0
-            for k in range(i - 1, start - 1, -1):
-                g = rewards[k] + gamma * g
-                returns[k] = g
-            kept = i
-            start = i
-            obs, _ = env.reset()
-            teacher.reset()
+    for t in range(steps):
+        mask = get_action_masks(vec_env)
+        act = teacher(obs[:, :layout_size], mask.astype(np.int8))
+        x[t], masks[t], actions[t] = obs, mask, act
+        obs, rewards[t], dones[t], _ = vec_env.step(act)
         if time.time() - last > 30:
             last = time.time()
-            log(f"pretrain: {i:,}/{decisions:,} teacher decisions "
-                f"({i / (last - t0):,.0f}/s)")
-    # the last, unfinished episode has no return: leave it out
-    return {"x": x[:kept], "masks": masks[:kept], "actions": actions[:kept],
-            "returns": returns[:kept]}
+            log(f"pretrain: {(t + 1) * n:,}/{steps * n:,} teacher decisions "
+                f"({(t + 1) * n / (last - t0):,.0f}/s)")
+    returns = np.empty_like(rewards)
+    finished = np.zeros((steps, n), bool)
+    g = np.zeros(n, np.float32)
+    ended = np.zeros(n, bool)
+    for t in range(steps - 1, -1, -1):  # an episode's return stops at its last step
+        g = rewards[t] + gamma * g * ~dones[t]
+        returns[t] = g
+        ended |= dones[t]
+        finished[t] = ended
+    return {"x": x.reshape(steps * n, -1), "masks": masks.reshape(steps * n, -1),
+            "actions": actions.ravel(), "returns": returns.ravel(),
+            "rows": np.flatnonzero(finished.ravel())}
 
 
 def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
         value_coef: float, seed: int, log=print, logger=None) -> dict[str, float]:
-    """Behaviour cloning of ``data`` into an SB3 MaskableActorCriticPolicy, in place."""
+    """Behaviour cloning of ``data`` (its ``rows``, default all) into an SB3
+    MaskableActorCriticPolicy, in place."""
     import torch
     import torch.nn.functional as F
 
@@ -77,12 +108,13 @@ def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: f
     m = torch.as_tensor(data["masks"])
     a = torch.as_tensor(data["actions"])
     r = torch.as_tensor(data["returns"])
-    n = x.shape[0]
+    rows = torch.as_tensor(data.get("rows", np.arange(len(data["actions"]))))
+    n = rows.shape[0]
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     policy.set_training_mode(True)
     stats = {}
     for epoch in range(epochs):
-        perm = torch.randperm(n, generator=gen)
+        perm = rows[torch.randperm(n, generator=gen)]
         tot_ce = tot_v = correct = 0.0
         for b in range(0, n, batch_size):
             idx = perm[b:b + batch_size]
@@ -111,12 +143,20 @@ def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: f
     return stats
 
 
-def pretrain(model, cfg: dict, league, log=print) -> dict[str, float]:
-    p = cfg["pretrain"]
+def pretrain(model, vec_env, cfg: dict, log=print) -> dict[str, float]:
+    """Collects the teacher's decisions from ``vec_env`` (the run's own VecEnv, without
+    observation normalisation), fits ``model``'s policy to them, and seeds ``vec_env``
+    back with the run's seed, so that PPO's first reset deals what it would have dealt
+    without pretraining."""
+    p, rules = cfg["pretrain"], cfg["rules"]
     t0 = time.time()
-    data = collect(cfg, league, p["teacher"], p["decisions"], seed=cfg["seed"] + 7919, log=log)
+    teacher = make_teacher(p["teacher"], rules, seed=cfg["seed"] + 7919)
+    layout_size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    data = collect(vec_env, teacher, p["decisions"], layout_size, float(cfg["ppo"]["gamma"]),
+                   seed=cfg["seed"] + 7919, log=log)
+    vec_env.seed(cfg["seed"])
     t1 = time.time()
-    log(f"pretrain: {len(data['actions']):,} decisions of {p['teacher']} in {t1 - t0:.0f} s")
+    log(f"pretrain: {len(data['rows']):,} decisions of {p['teacher']} in {t1 - t0:.0f} s")
     stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
                 p["value_coef"], seed=cfg["seed"], log=log)
     stats["seconds"] = time.time() - t0
