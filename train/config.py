@@ -151,7 +151,7 @@ class LogConfig:
                               "config as text)")
     progress: bool = param(True, "a progress bar on a terminal, lines in a log file")
     interval: float = param(30.0, "seconds between progress lines when stderr is not a "
-                            "terminal")
+                            "terminal", ge=0)
     win_window: int = param(1000, "episodes in the 'recent win rate'", gt=0)
 
 

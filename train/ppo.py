@@ -36,9 +36,10 @@ try:
 except ModuleNotFoundError as _missing:
     if _missing.name not in ("train", "train.config"):
         raise
-    sys.exit("train/ppo.py: the 'train' package is not importable: install the project "
-             "(make, or pip install -e '.[train]') or run python -m train.ppo from the "
-             "repository root")
+    print("train/ppo.py: the 'train' package is not importable: install the project (make, "
+          "or pip install -e '.[train]') or run python -m train.ppo from the repository root",
+          file=sys.stderr)
+    sys.exit(2)
 
 DEFAULT_CONFIG = config_mod.REPO_ROOT / "configs" / "ppo_2p.yaml"
 

@@ -61,8 +61,6 @@ def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: 
     policy inputs ``x``, legal ``masks``, ``actions``, Monte Carlo ``returns``, and
     ``rows``: the rows of finished episodes (the last, unfinished episode of each game
     has no return and is left out)."""
-    from sb3_contrib.common.maskable.utils import get_action_masks
-
     n = vec_env.num_envs
     steps = -(-decisions // n)
     vec_env.seed(seed)
@@ -74,7 +72,7 @@ def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: 
     dones = np.empty((steps, n), bool)
     t0 = last = time.time()
     for t in range(steps):
-        mask = get_action_masks(vec_env)
+        mask = np.stack(vec_env.env_method("action_masks"))  # as MaskablePPO reads them
         act = teacher(obs[:, :layout_size], mask.astype(np.int8))
         x[t], masks[t], actions[t] = obs, mask, act
         obs, rewards[t], dones[t], _ = vec_env.step(act)

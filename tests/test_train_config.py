@@ -1,0 +1,142 @@
+"""The typed training config (``train/config.py``, OmegaConf structured configs): help for
+every key, clear errors, TensorBoard's hyperparameters text, run directories written
+before the change, and the entry point without an installed package (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("omegaconf")
+pytest.importorskip("sb3_contrib")
+
+from train import config as C  # noqa: E402
+from train.ppo import load_run_config, main, run  # noqa: E402
+
+from .test_train import TINY, tiny_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD_CONFIG = ROOT / "tests" / "fixtures" / "run_config_before_omegaconf.yaml"
+#: The overrides OLD_CONFIG was written with (by train/config.py before OmegaConf).
+OLD_OVERRIDES = [*TINY, "total_timesteps=2048", "league.opponents={random: 1, self: 1}"]
+
+
+@pytest.fixture(scope="module")
+def tb_run(tmp_path_factory) -> Path:
+    """A finished tiny run with TensorBoard logs, the network of ``OLD_CONFIG``."""
+    tmp = tmp_path_factory.mktemp("config")
+    cfg = tiny_config(tmp, "total_timesteps=2048", "league.opponents={random: 1, self: 1}",
+                      "log.tensorboard=true")
+    return Path(run(cfg, verbose=False)["run_dir"])
+
+
+# ---------------------------------------------------------------------- help
+def test_every_key_has_help_and_help_config_prints_it(capsys):
+    assert "ppo.learning_rate" in C.FIELDS and "league.opponents" in C.FIELDS
+    for path, key in C.FIELDS.items():
+        assert len(key.metadata.get("help", "")) > 10, path
+    assert main(["--help-config"]) == 0
+    out = capsys.readouterr().out
+    for path, key in C.FIELDS.items():
+        assert f"  {path}: " in out, path
+        assert key.metadata["help"] in out, path
+    assert "short: learning_rate" in out and "one of dummy, subproc, batched" in out
+
+
+def test_the_defaults_are_declared_once():
+    """configs/ppo_2p.yaml names the run; its values are the dataclass defaults."""
+    data = yaml.safe_load((ROOT / "configs" / "ppo_2p.yaml").read_text())
+    assert data == {"name": "ppo_2p"}
+    assert C.build(None)["ppo"]["batch_size"] == C.PPOConfig().batch_size == 8192
+
+
+# ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize("override, words", [
+    ("ppo=3", ["'ppo' is a section", "ppo.learning_rate"]),
+    ("rules=5", ["rules=5", "rules YAML"]),
+    ("policy.net_arch=wide", ["policy.net_arch", "a list of int"]),
+    ("league.opponents={random: lots}", ["league.opponents", "float"]),
+    ("eval.workers=0", ["eval.workers", ">= 1"]),
+    ("max_minutes=-1", ["max_minutes", "> 0", "null"]),
+    ("n_envs=null", ["n_envs may not be null"]),
+    ("learning_rate=true", ["ppo.learning_rate", "float"]),
+    ("log.interval=-1", ["log.interval", ">= 0"]),
+])
+def test_more_bad_values_are_clear(override, words):
+    with pytest.raises(C.ConfigError) as e:
+        C.build(None, [override])
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_extends_chain_and_loop(tmp_path):
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\nseed: 1\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(C.ConfigError, match="loops back"):
+        C.build(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: ppo_4p.yaml\n")
+    shutil.copy(ROOT / "configs" / "ppo_4p.yaml", tmp_path / "ppo_4p.yaml")
+    shutil.copy(ROOT / "configs" / "ppo_2p.yaml", tmp_path / "ppo_2p.yaml")
+    cfg = C.build(tmp_path / "c.yaml", ["league.opponents={greedy: 1}"])
+    assert cfg["num_players"] == 4 and cfg["league"]["opponents"] == {"greedy": 1.0}
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(C.ConfigError, match="mapping"):
+        C.build(tmp_path / "list.yaml")
+
+
+def test_a_corrupt_run_config_is_a_clear_error(tmp_path):
+    (tmp_path / "config.yaml").write_text("- not\n- a mapping\n")
+    with pytest.raises(C.ConfigError, match="corrupt config"):
+        load_run_config(tmp_path)
+
+
+# ---------------------------------------------------------------------- TensorBoard
+def test_resolved_config_is_logged_to_tensorboard_as_text(tb_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    texts = []
+    for f in (tb_run / "tb").glob("**/events.out.tfevents.*"):
+        acc = EventAccumulator(str(f), size_guidance={"tensors": 0})
+        acc.Reload()
+        if "hyperparameters/text_summary" in acc.Tags()["tensors"]:
+            texts += [e.tensor_proto.string_val[0].decode()
+                      for e in acc.Tensors("hyperparameters/text_summary")]
+    assert len(texts) == 1
+    text = texts[0]
+    assert "| ppo.learning_rate | 0.0005 |" in text
+    assert "| policy.net_arch | [32, 32] |" in text
+    assert "| league.opponents | {random: 1.0, self: 1.0} |" in text
+    for path in C.FIELDS:
+        assert f"| {path} |" in text, path
+
+
+# ---------------------------------------------------------------------- older run directories
+def test_a_run_directory_written_before_omegaconf_resumes(tb_run, tmp_path):
+    run_dir = tmp_path / "old"
+    shutil.copytree(tb_run, run_dir)
+    shutil.copyfile(OLD_CONFIG, run_dir / "config.yaml")
+    expected = C.build(None, [*OLD_OVERRIDES, f"run_dir={run_dir}"])
+    assert load_run_config(run_dir) == expected
+    with pytest.raises(C.ConfigError, match="cannot change"):
+        load_run_config(run_dir, ["num_players=3"])
+    s = run(resume=run_dir, overrides=["total_timesteps=2560"], verbose=False)
+    assert s["status"] == "finished" and s["num_timesteps"] == 2560
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["total_timesteps"] == 2560 and saved["policy"]["net_arch"] == [32, 32]
+
+
+# ---------------------------------------------------------------------- entry point
+def test_without_the_package_the_script_prints_a_one_line_hint(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-S", str(ROOT / "train" / "ppo.py"),
+                          "--print-config"], cwd=tmp_path, capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "pip install" in out.stderr and "Traceback" not in out.stderr
