@@ -23,8 +23,10 @@ option), which is what a run saves in its ``config.yaml`` and what ``--resume`` 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -54,7 +56,7 @@ def param(default: Any, help: str, **limits: Any) -> Any:
     ``choices``: allowed values), kept in the field's metadata."""
     meta = {"help": help, **limits}
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
+        return field(default_factory=functools.partial(copy.deepcopy, default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
@@ -219,10 +221,8 @@ def _keys(cls: type, prefix: str = "") -> dict[str, Key]:
 
 FIELDS: dict[str, Key] = _keys(TrainConfig)
 SECTIONS = tuple(dict.fromkeys(p.split(".")[0] for p in FIELDS if "." in p))
-#: Mappings whose keys are free (checked elsewhere): rules options, agent names.
-OPEN_MAPS = ("rules", "league.opponents")
+#: The defaults as a plain nested dict.
 DEFAULTS: dict[str, Any] = OmegaConf.to_container(OmegaConf.structured(TrainConfig))
-LEAF_KEYS = tuple(FIELDS)
 
 
 def _short_names() -> dict[str, str]:
@@ -555,8 +555,15 @@ def dump(cfg: dict) -> str:
 def help_text() -> str:
     """Every key with its type, default, limits and help (``--help-config``)."""
     shorts = {path: short for short, path in SHORT_NAMES.items() if short != path}
+    sections = {f.name: f.metadata["help"] for f in dataclasses.fields(TrainConfig)
+                if f.name in SECTIONS}
     lines = ["Config keys (key=value on the command line; a short name works where shown):"]
+    current = None
     for path, f in FIELDS.items():
+        head = path.split(".")[0] if "." in path else None
+        if head != current and head is not None:
+            lines.append(f"{head}: {sections[head]}")
+        current = head
         limits = _limits_text(f.metadata)
         extra = [f"short: {shorts[path]}"] if path in shorts else []
         if f.metadata.get("choices"):
