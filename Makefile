@@ -15,12 +15,16 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # RLlib (train/rllib_ppo.py) in a second virtualenv: ray[rllib] pins its own gymnasium.
+# It is layered on .venv: a .pth file puts .venv's site-packages after its own, so torch
+# and Ray come from .venv (a third of the install time) while everything ray[rllib] pins
+# differently (gymnasium) is installed here and shadows .venv's copy.
 RLLIB_VENV ?= .venv-rllib
 RLLIB_STAMP := $(RLLIB_VENV)/.installed
+SITE := import sysconfig; print(sysconfig.get_paths()["purelib"])
 
-$(RLLIB_STAMP): pyproject.toml constraints.txt
+$(RLLIB_STAMP): $(STAMP) pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(RLLIB_VENV)
-	$(RLLIB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt torch==2.13.0
+	$(PY) -c '$(SITE)' > "$$($(RLLIB_VENV)/bin/python -c '$(SITE)')/_pis_yedili_main_venv.pth"
 	$(RLLIB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[rllib]" "pytest>=8"
 	touch $(RLLIB_STAMP)
 

@@ -72,8 +72,8 @@ AGENTS = ["heuristic", "greedy", "random"]
 
 
 def test_ray_backend_matches_local(local_ray):
-    local = run_tournament(AGENTS, deals=24, seed=5, workers=1, progress=False)
-    remote = run_tournament(AGENTS, deals=24, seed=5, workers=2, progress=False, backend="ray")
+    local = run_tournament(AGENTS, deals=12, seed=5, workers=1, progress=False)
+    remote = run_tournament(AGENTS, deals=12, seed=5, workers=2, progress=False, backend="ray")
     assert remote.workers == 2
     assert_same(local, remote)
     assert ray.is_initialized()  # a connection made by the caller is left open
@@ -88,9 +88,9 @@ def test_two_node_cluster_matches_local(no_ray_left, monkeypatch):
     try:
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
-        local = run_tournament(["heuristic", "greedy"], num_players=3, deals=16, seed=2,
+        local = run_tournament(["heuristic", "greedy"], num_players=3, deals=8, seed=2,
                                workers=1, progress=False)
-        remote = run_tournament(["heuristic", "greedy"], num_players=3, deals=16, seed=2,
+        remote = run_tournament(["heuristic", "greedy"], num_players=3, deals=8, seed=2,
                                 progress=False, backend="ray", address=cluster.address)
         assert remote.workers == 2  # the cluster's CPUs: one on each node
         assert not ray.is_initialized()  # the backend's own connection is closed
@@ -121,15 +121,15 @@ class DieOnce(GreedyAgent):
 def test_killed_worker_chunk_is_retried(local_ray, tmp_path):
     marker = tmp_path / "killed.pid"
     spec = f"tests.test_ray_tournament:DieOnce?marker={marker}"
-    remote = run_tournament([spec, "heuristic"], deals=40, seed=9, workers=2, progress=False,
+    remote = run_tournament([spec, "heuristic"], deals=20, seed=9, workers=2, progress=False,
                             backend="ray")
     pid = int(marker.read_text())
     assert pid != os.getpid()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # that worker is gone: its chunk was played again elsewhere
-    local = run_tournament([spec, "heuristic"], deals=40, seed=9, workers=1, progress=False)
+    local = run_tournament([spec, "heuristic"], deals=20, seed=9, workers=1, progress=False)
     assert_same(local, remote)
-    assert sum(s.games for s in remote.stats.values()) == 2 * 2 * 40  # nothing twice
+    assert sum(s.games for s in remote.stats.values()) == 2 * 2 * 20  # nothing twice
 
 
 def test_session_map_order_and_unit_errors(local_ray):

@@ -15,8 +15,8 @@ import agents
 import pis_env
 from train.rllib_config import load_config
 from train.rllib_env import MaskKeysWrapper, make_aec_env
-from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
 from train.rllib_export import export_module
+from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
 
 TINY = ["env_runners.num_env_runners=0", "env_runners.num_envs_per_env_runner=2",
         "ppo.train_batch_size_per_learner=200", "ppo.minibatch_size=100", "ppo.num_epochs=1",
