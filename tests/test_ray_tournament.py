@@ -160,5 +160,5 @@ def test_ray_missing_is_a_clear_error(monkeypatch):
 
 def test_imports_do_not_load_ray():
     code = ("import sys; import pis_env, agents, agents.tournament, agents.ray_backend, "
-            "train.search_data; assert 'ray' not in sys.modules, 'ray imported'")
+            "train.search_data, train.ppo; assert 'ray' not in sys.modules, 'ray imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

@@ -131,3 +131,11 @@ def test_bad_config_is_a_clear_error(override, match):
 def test_export_refuses_other_architectures():
     with pytest.raises(ValueError, match="not a default RLlib PPO module"):
         export_module({"foo.weight": np.zeros((2, 2))}, {"num_players": 2}, {}, "/tmp/x.pt")
+
+
+def test_cli_refuses_a_run_without_checkpoint(tmp_path, capsys):
+    from train.rllib_ppo import main
+
+    assert main(["--resume", str(tmp_path)]) == 2
+    assert "holds no checkpoint" in capsys.readouterr().err
+    assert main(["nosuchkey=1"]) == 2
