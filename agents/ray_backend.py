@@ -13,7 +13,7 @@ and every unit writes its own slice of the results, so a retried unit is never c
 twice. An exception raised by the unit's own code is not retried: it is raised here, as a
 ``RuntimeError`` naming the unit, like the local backend's.
 
-Every worker process keeps per-job state (the tournament's ``_WORKER``: rules, agents,
+Every worker process keeps per-job state (``agents.tournament.worker.WORKER_STATE``: rules, agents,
 the env) between the tasks it runs: ``init`` runs once per worker and job, keyed by a
 token, so a cached env or policy is built once per process as in the local pool.
 

@@ -1,4 +1,4 @@
-"""The tournament runner and its statistics (agents/tournament.py, agents/stats.py)."""
+"""The tournament runner and its statistics (agents/tournament/, agents/stats.py)."""
 
 from __future__ import annotations
 
@@ -326,12 +326,12 @@ def test_workers_must_be_at_least_one(capsys):
 
 
 def test_out_is_checked_before_any_game(tmp_path, capsys, monkeypatch):
-    import agents.tournament as tournament
+    import agents.tournament.cli as tournament_cli
 
     def no_games(*args, **kwargs):
         raise AssertionError("a game was played")
 
-    monkeypatch.setattr(tournament, "run_tournament", no_games)
+    monkeypatch.setattr(tournament_cli, "run_tournament", no_games)
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     for out in (a_file, a_file / "sub"):
@@ -368,14 +368,14 @@ def test_cli_malformed_yaml_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_progress_in_a_log_is_a_line_now_and_then(capsys, monkeypatch):
-    import agents.tournament as tournament
+    import agents.tournament.progress as tournament_progress
 
     run_tournament(["random", "random"], deals=60, workers=1, progress=True)
     err = capsys.readouterr().err  # not a terminal
     assert "\r" not in err
     assert err.splitlines() == [line for line in err.splitlines() if "60/60 deals" in line]
     assert len(err.splitlines()) == 1
-    monkeypatch.setattr(tournament, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(tournament_progress, "PROGRESS_EVERY_S", 0.0)
     run_tournament(["random", "random"], deals=60, workers=1, progress=True)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) > 2 and lines[-1].startswith("tournament: 60/60 deals")

@@ -1,0 +1,182 @@
+"""``run_tournament``: schedule the deals, play them on a pool (or Ray), summarise."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .deals import make_tables, resolve_rules, rotations
+from .progress import progress_bar
+from .results import TournamentResult, summarize
+from .specs import agent_labels, build_agent
+from .worker import WORKER_STATE, TableResult, init_pool_worker, init_worker, play_chunk
+
+#: The most deals per work unit (fewer for short runs, so that every worker has work).
+CHUNK_DEALS = 25
+
+
+def run_tournament(
+    agents: Sequence[str],
+    num_players: int | None = None,
+    deals: int = 1000,
+    seed: int = 0,
+    rules: dict | Any | str | Path | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+    tables: Sequence[Sequence[str]] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+) -> TournamentResult:
+    """Play a duplicate-deal tournament; see the module docstring.
+
+    Args:
+        agents: agent spec strings (``"heuristic"``, ``"ppo:models/x.zip"``,
+            ``"mypkg.bots:MyBot"``, ``"mc?samples=8"``). May be empty when ``tables``
+            names them.
+        num_players: seats per table; default the rules' ``num_players`` (2 by default).
+        deals: distinct decks; each is played under every seat rotation at every table.
+        seed: a non-negative int; the same seed gives the same results.
+        rules: rules options (dict), a ``pis_env.Rules``, or a rules YAML path.
+        workers: processes, an int >= 1 (default ``None``: every core); 1 plays in this
+            process.
+        progress: show the progress on stderr (a tqdm bar on a terminal, else a line now
+            and then).
+        tables: explicit lineups (lists of ``num_players`` agent specs or labels).
+        backend: ``"local"`` (processes on this machine) or ``"ray"`` (chunks as Ray tasks,
+            ``agents.ray_backend``; the same results). With ``"ray"``, ``workers`` caps the
+            tasks in flight (default: the cluster's CPUs).
+        address: the Ray cluster (default ``RAY_ADDRESS``, else a local Ray).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be an int >= 1, got {deals!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError(f"workers must be an int >= 1 (or None for every core), got {workers!r}")
+    from ..ray_backend import check_backend
+
+    check_backend(backend, address)
+    rules_dict = resolve_rules(rules, num_players)
+    n = rules_dict["num_players"]
+    specs_list = [str(a).strip() for a in agents]
+    if not specs_list and tables:
+        for lineup in tables:
+            for a in lineup:
+                if a not in specs_list:
+                    specs_list.append(a)
+    labels = agent_labels(specs_list)
+    specs = dict(zip(labels, specs_list))
+    for s in dict.fromkeys(specs_list):  # fail early, in this process, on a bad spec
+        try:
+            build_agent(s, n, None)
+        except (ValueError, TypeError, ImportError) as e:
+            raise ValueError(f"agent spec {s!r}: {e}") from e
+    if tables:
+        lineups = []
+        for lineup in tables:
+            lineup = [_resolve_label(str(a).strip(), labels, specs_list) for a in lineup]
+            if len(lineup) != n:
+                raise ValueError(f"table {lineup} has {len(lineup)} seats, expected {n}")
+            lineups.append(lineup)
+    else:
+        lineups = make_tables(labels, n)
+    seatings = [rotations(lineup) for lineup in lineups]
+    config = {"rules": rules_dict, "seed": seed, "seatings": seatings, "specs": specs}
+
+    session = None
+    if backend == "ray":  # connected before the clock starts: ray.init is not play time
+        from ..ray_backend import RaySession
+
+        session = RaySession(address)
+    if workers is None:
+        workers = session.cpus if session is not None else _cpu_count()
+    # Work units of up to CHUNK_DEALS deals, small enough to keep every worker busy. The
+    # split never changes the results: each deal is seeded on its own.
+    chunk = max(1, min(CHUNK_DEALS, -(-deals * len(lineups) // (8 * workers))))
+    tasks = [
+        (t, start, min(start + chunk, deals))
+        for t in range(len(lineups))
+        for start in range(0, deals, chunk)
+    ]
+    workers = min(workers, len(tasks))
+    charges = [np.zeros((deals, n, n), np.int32) for _ in lineups]
+    winners = [np.zeros((deals, n, n), bool) for _ in lineups]
+    reasons = [np.zeros((deals, n), np.uint8) for _ in lineups]
+    decisions = [np.zeros((deals, n), np.int32) for _ in lineups]
+
+    bar = progress_bar(deals * len(lineups), progress)
+    start_time = time.perf_counter()
+
+    def store(out) -> None:
+        t, start, c, w, rs, dc = out
+        stop = start + c.shape[0]
+        charges[t][start:stop] = c
+        winners[t][start:stop] = w
+        reasons[t][start:stop] = rs
+        decisions[t][start:stop] = dc
+        bar.update(c.shape[0])
+
+    try:
+        if session is not None:
+            session.run_unordered(tasks, play_chunk, store, workers, init_worker, (config,))
+        elif workers == 1:
+            saved = dict(WORKER_STATE)
+            init_worker(config)
+            try:
+                for task in tasks:
+                    store(play_chunk(task))
+            finally:
+                WORKER_STATE.clear()
+                WORKER_STATE.update(saved)
+        else:
+            import multiprocessing as mp
+
+            with mp.get_context().Pool(workers, init_pool_worker, (config,)) as pool:
+                for out in pool.imap_unordered(play_chunk, tasks):
+                    store(out)
+    finally:
+        bar.close()
+        if session is not None:
+            session.close()
+    elapsed = time.perf_counter() - start_time
+
+    results = [
+        TableResult(lineup=lineups[t], seating=seatings[t], charges=charges[t],
+                    winners=winners[t], reasons=reasons[t], decisions=decisions[t])
+        for t in range(len(lineups))
+    ]
+    stats, h2h, ratings, truncated = summarize(labels, specs, results, deals)
+    played = [lab for lab in labels if any(lab in lineup for lineup in lineups)]
+    all_decisions = np.concatenate([d.ravel() for d in decisions])
+    return TournamentResult(
+        agents=played, specs={a: specs[a] for a in played}, num_players=n, deals=deals,
+        seed=seed, rules=rules_dict, tables=lineups,
+        stats={a: stats[a] for a in played}, head_to_head=h2h,
+        ratings={a: ratings[a] for a in played}, table_results=results, truncated=truncated,
+        mean_decisions=float(all_decisions.mean()), elapsed_s=elapsed, workers=workers,
+    )
+
+
+def _resolve_label(entry: str, labels: list[str], specs: list[str]) -> str:
+    if entry in labels:
+        return entry
+    matches = [lab for lab, s in zip(labels, specs) if s == entry]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ValueError(f"table entry {entry!r} is ambiguous: use one of {matches}")
+    raise ValueError(f"table entry {entry!r} is not one of the agents {labels}")
+
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,47 @@
+"""Saving a tournament's games as replayable histories (``--record N``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from .deals import agent_seed, deal_setup, env_seed
+from .results import TournamentResult
+from .specs import build_agent
+
+
+def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> list[Path]:
+    """Save the tournament's first ``count`` games (table, deal, rotation order) as
+    ``export_history()`` JSON files in ``out_dir``, with ``index.json`` naming who sat
+    where. Each game is played again from its seeds (deck, dealer, agent seeds: results
+    never depend on the worker that played them), and a game whose charges differ from
+    the tournament's is an error rather than a wrong record."""
+    from pis_env import raw_env
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    env = raw_env(**result.rules)
+    n, seed = result.num_players, result.seed
+    index: list[dict[str, Any]] = []
+    games = ((t, d, r) for t in range(len(result.table_results))
+             for d in range(result.deals) for r in range(n))
+    for t, d, r in itertools.islice(games, count):
+        labels = result.table_results[t].seating[r]
+        players = [build_agent(result.specs[labels[s]], n, agent_seed(seed, d, r, s))
+                   for s in range(n)]
+        deck, dealer = deal_setup(seed, d, n)
+        env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
+        while not env.game.deal_over:
+            s = env.game.current
+            env.step(players[s].act(env.observe(env.possible_agents[s])))
+        if env.game.charges != result.table_results[t].charges[d, r].tolist():
+            raise RuntimeError(f"table {t}, deal {d}, rotation {r} played differently when "
+                               "recorded: a bot does not play the same from the same seed")
+        name = f"table{t}-deal{d}-rotation{r}.json"
+        (out / name).write_text(env.export_history())
+        index.append({"file": name, "table": t, "deal": d, "rotation": r,
+                      "seats": list(labels), "charges": list(env.game.charges)})
+    (out / "index.json").write_text(json.dumps(index, indent=1))
+    return [out / g["file"] for g in index]

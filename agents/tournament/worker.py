@@ -1,0 +1,109 @@
+"""Playing chunks of deals in a worker process (or in this one); what a table returns."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .deals import agent_seed, deal_setup, env_seed
+from .specs import build_agent, spec_kind
+
+#: End reasons, as stored in ``TableResult.reasons``.
+REASONS = ("going_out", "empty_stock", "illegal", "truncated")
+TRUNCATED = REASONS.index("truncated")
+#: Agent kinds built once per process and reseeded before every deal.
+_CACHED_KINDS = ("ppo",)
+
+
+@dataclass
+class TableResult:
+    """Raw results of one table: arrays indexed ``[deal, rotation, seat]``."""
+
+    lineup: list[str]
+    seating: list[list[str]]  # seating[rotation][seat] -> agent label
+    charges: np.ndarray  # int32 [D, R, n]
+    winners: np.ndarray  # bool  [D, R, n]
+    reasons: np.ndarray  # uint8 [D, R], index into REASONS
+    decisions: np.ndarray  # int32 [D, R], actions taken in the deal
+
+
+WORKER_STATE: dict[str, Any] = {}
+
+
+def init_pool_worker(config: dict[str, Any]) -> None:
+    """The pool's initializer. A forked worker inherits the parent's signal handlers (the
+    training CLI turns SIGTERM into KeyboardInterrupt), and ``Pool.terminate`` sends SIGTERM:
+    with the inherited handler every idle worker would print a traceback. Workers die
+    quietly on SIGTERM and ignore SIGINT (Ctrl-C reaches the whole process group; the parent
+    handles it and terminates the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    init_worker(config)
+
+
+def init_worker(config: dict[str, Any]) -> None:
+    WORKER_STATE.clear()
+    WORKER_STATE.update(config)
+    WORKER_STATE["cache"] = {}
+    WORKER_STATE["env"] = None
+
+
+def _get_agent(spec: str, n: int, seed: int, seat: int):
+    if spec_kind(spec) in _CACHED_KINDS:
+        cache = WORKER_STATE["cache"]
+        key = (spec, seat)
+        if key not in cache:
+            cache[key] = build_agent(spec, n, seed)
+        agent = cache[key]
+        agent.reset(seed=seed)
+        return agent
+    return build_agent(spec, n, seed)
+
+
+def play_chunk(task: tuple[int, int, int]):
+    """Play deals ``start..stop-1`` of table ``t`` under every rotation."""
+    from pis_env import raw_env
+
+    t, start, stop = task
+    cfg = WORKER_STATE
+    if cfg["env"] is None:
+        cfg["env"] = raw_env(**cfg["rules"])
+    env = cfg["env"]
+    n = cfg["rules"]["num_players"]
+    seed = cfg["seed"]
+    seating = cfg["seatings"][t]
+    specs = cfg["specs"]
+    count = stop - start
+    charges = np.zeros((count, n, n), np.int32)
+    winners = np.zeros((count, n, n), bool)
+    reasons = np.zeros((count, n), np.uint8)
+    decisions = np.zeros((count, n), np.int32)
+    names = env.possible_agents
+    for i, d in enumerate(range(start, stop)):
+        deck, dealer = deal_setup(seed, d, n)
+        eseed = env_seed(seed, d)
+        for r in range(n):
+            labels = seating[r]
+            players = [
+                _get_agent(specs[labels[s]], n, agent_seed(seed, d, r, s), s) for s in range(n)
+            ]
+            env.reset(seed=eseed, options={"deck": deck, "dealer": dealer})
+            game = env.game
+            while not game.deal_over:
+                s = game.current
+                try:
+                    action = players[s].act(env.observe(names[s]))
+                    env.step(action)
+                except Exception as e:
+                    raise RuntimeError(
+                        f"agent {labels[s]!r} in seat {s} failed at table {t}, deal {d}, "
+                        f"rotation {r}: {type(e).__name__}: {e}"
+                    ) from e
+            charges[i, r] = game.charges
+            winners[i, r] = game.winners
+            reasons[i, r] = REASONS.index(game.end_reason)
+            decisions[i, r] = game.turns
+    return t, start, charges, winners, reasons, decisions
