@@ -17,6 +17,7 @@ REGISTRY = {
     "greedy": "agents.greedy:GreedyAgent",
     "heuristic": "agents.heuristic:HeuristicAgent",
     "mc": "agents.mc:MonteCarloAgent",
+    "search": "agents.search:SearchAgent",
     "human": "agents.human:HumanAgent",
     "ppo": "agents.ppo:PPOAgent",
 }

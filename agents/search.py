@@ -1,0 +1,304 @@
+"""The belief-guided search bot: determinizations from ``agents.belief``, heuristic
+rollouts on the batched numba engine.
+
+Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic
+(issue 13); dealt from what the opponents revealed, it can be. At each decision with more
+than one legal action the bot
+
+1. updates its ``DealTracker`` (it sees every observation of its seat, also forced
+   moves, and remembers its own actions) and asks the belief for the chance that each
+   opponent holds each unseen card (``determinize="belief"``; ``"hints"`` deals as
+   ``agents.mc`` does, biased by the ``drew_on_suit`` hints; ``"uniform"`` ignores both);
+2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
+   size, only unseen cards, never a card an opponent is known not to hold, the stock in
+   random order;
+3. plays every legal action in every determinization (common random numbers) and the
+   rest of the deal with the heuristic at every seat, all ``D x A`` games at once in one
+   ``pis_env.batched.BatchedGame`` (one numba call per move for the whole batch);
+4. plays the action with the best mean score (``agents.mc.deal_score``: the charge
+   differential plus ``win_bonus`` points per unit of win reward), unless it beats the
+   heuristic's own choice by less than ``confidence`` standard errors of the paired
+   difference (``agents.mc.choose_action``): rollouts are noisy.
+
+The budget is counted in rollouts (``rollouts`` per decision, at least one per legal
+action), so the bot is deterministic for a seed and the observations it is shown;
+``last_rollouts`` says how many the last decision used. ``python -m agents.search
+--timing`` prints the mean time per decision in a 2- and a 4-player tournament.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from pis_env.cards import NUM_CARDS, points_of
+from pis_env.rules import Rules
+
+from .base import Agent
+from .belief import DealTracker, hint_belief, load_model, sample_hidden, uniform_belief
+from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
+from .mc import DEFAULT_HORIZON, choose_action
+from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
+
+#: Rollouts per decision of the default bot (see README "Search and belief" for timing).
+DEFAULT_ROLLOUTS = 128
+MODES = ("belief", "hints", "uniform")
+
+
+class BatchedRollouts:
+    """Plays many copies of one observed position to the end of the deal at once."""
+
+    def __init__(self, rules: Rules, params: Params):
+        from pis_env.batched import BatchedGame
+        from pis_env.batched import kernels as K
+
+        from .heuristic.batched import HeuristicPolicy
+
+        self.K = K
+        self.rules = rules
+        self.params = params
+        self._game_cls = BatchedGame
+        self._policy_cls = HeuristicPolicy
+        self._games: dict[int, tuple] = {}
+
+    def _game(self, size: int):
+        if size not in self._games:
+            game = self._game_cls(size, self.rules, seed=0)
+            self._games[size] = (game, self._policy_cls(size, self.rules, params=self.params))
+        return self._games[size]
+
+    def run(self, template: np.ndarray, hands: np.ndarray, stocks: list[list[int]],
+            actions: list[int], seeds: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Rows ``d * A + i``: determinization ``d`` (opponents' ``hands[d]``, stock
+        ``stocks[d]`` next card first) after ``actions[i]``. Returns charges [B, n],
+        winners [B, n], hand points [B, n] at the end and which rows were truncated."""
+        K = self.K
+        n = self.rules.num_players
+        a_count = len(actions)
+        size = len(stocks) * a_count
+        game, policy = self._game(size)
+        st = game.st
+        st[:] = template
+        hand_cols = np.repeat(hands, a_count, axis=0)
+        st[:, K.HAND + 1:K.HAND + n] = hand_cols
+        stock_len = len(stocks[0])
+        if stock_len:
+            arr = np.repeat(np.asarray(stocks, dtype=np.int8), a_count, axis=0)
+            game.stock[:, :stock_len] = arr
+        st[:, K.SLEN] = stock_len
+        K.seed_streams(game.rng, np.repeat(seeds, a_count).astype(np.uint64))
+        acts = np.tile(np.asarray(actions, dtype=np.int64), len(stocks))
+        game.step(acts, write_obs=False)
+        for _ in range(5000):
+            acts = policy.from_game(game)
+            if (acts < 0).all():
+                break
+            game.step(acts, write_obs=False)
+        points = np.array([[points_of(int(h)) for h in row]
+                           for row in st[:, K.HAND:K.HAND + n]], dtype=np.int64)
+        truncated = st[:, K.REASON] == K.TRUNCATED
+        return game.charges.copy(), game.winners.copy(), points, truncated
+
+
+def scores_of(charges: np.ndarray, winners: np.ndarray, points: np.ndarray,
+              truncated: np.ndarray, reward: str, win_bonus: float) -> np.ndarray:
+    """``agents.mc.deal_score`` for seat 0 of every row, vectorized: a truncated deal
+    is scored as if it had ended on hand points."""
+    charges = charges.astype(np.float64)
+    winners = winners.astype(bool)
+    if truncated.any():
+        low = points[truncated].min(axis=1, keepdims=True)
+        winners[truncated] = points[truncated] == low
+        charges[truncated] = np.where(winners[truncated], 0, points[truncated])
+    n = charges.shape[1]
+    diff = (charges.sum(axis=1) - charges[:, 0]) / (n - 1) - charges[:, 0]
+    k = winners.sum(axis=1)
+    split = (k > 0) & (k < n)
+    win = np.where(winners[:, 0], 1.0 / np.maximum(k, 1), -1.0 / np.maximum(n - k, 1))
+    win = np.where(split, win, 0.0)
+    if reward == "points":
+        return diff + win_bonus * win
+    return 100.0 * win + diff / 100.0
+
+
+class SearchAgent(Agent):
+    """Belief-guided determinized search; see the module docstring.
+
+    ``rollouts``: rollouts per decision (at least one per legal action);
+    ``determinize``: ``"belief"`` (default), ``"hints"`` or ``"uniform"``;
+    ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``: another belief
+    model file; ``params``: the rollout heuristic's weights; ``rules`` or the SPEC §4
+    options as keywords: the table's variant; ``horizon``: rollout cap in decisions
+    (default none, 400 with ``reshuffle``)."""
+
+    name = "search"
+
+    def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
+                 rollouts: int = DEFAULT_ROLLOUTS, determinize: str = "belief",
+                 confidence: float = 1.0, win_bonus: float = 100.0,
+                 belief_path: str | None = None, params: Params | None = None,
+                 rules: Rules | Mapping | None = None, horizon: int | None = None,
+                 **options):
+        super().__init__(num_players, num_deals, seed)
+        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
+            raise ValueError(f"rollouts={rollouts!r}: must be an int >= 1")
+        if determinize not in MODES:
+            raise ValueError(f"determinize={determinize!r}: one of {', '.join(MODES)}")
+        self.rollouts = rollouts
+        self.determinize = determinize
+        self.confidence = float(confidence)
+        self.win_bonus = float(win_bonus)
+        self.rules = table_rules(rules, num_players, num_deals, **options)
+        self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
+        if horizon is None and self.rules.empty_stock == "reshuffle":
+            horizon = DEFAULT_HORIZON
+        self._search_rules = self.rules.replace(num_deals=1, max_turns=horizon,
+                                                illegal_action="raise", reward="points")
+        self.model = load_model(num_players, belief_path) if determinize == "belief" else None
+        self.tracker = DealTracker(num_players, self.rules.empty_stock == "reshuffle")
+        self._engine: BatchedRollouts | None = None
+        self.last_rollouts = 0
+        self.last_values: dict[int, float] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the deal (a new deal is also detected) and, with ``seed``, reseed."""
+        super().reset(seed)
+        self.tracker.reset()
+
+    def __repr__(self) -> str:
+        return (f"SearchAgent(num_players={self.num_players}, rollouts={self.rollouts}, "
+                f"determinize={self.determinize!r}, seed={self.seed})")
+
+    def act(self, observation: dict) -> int:
+        self.check_observation(observation["observation"])
+        legal = mask_int(observation["action_mask"])
+        if not legal:
+            raise ValueError("no legal action in this observation: it is not this agent's turn")
+        decoded = self.decode(observation)
+        self.tracker.observe(decoded)
+        self.last_rollouts = 0
+        self.last_values = {}
+        if legal & (legal - 1) == 0:
+            action = legal.bit_length() - 1
+        else:
+            action = self._search(decoded, legal)
+        self.tracker.record(action)
+        return action
+
+    def belief(self, decoded: Mapping) -> np.ndarray:
+        """The probabilities [n-1, 52] the determinizations are dealt from."""
+        if self.determinize == "belief":
+            return self.model(decoded, self.tracker)
+        if self.determinize == "hints":
+            return hint_belief(decoded, weight=DEFAULT_VOID_WEIGHT)
+        return uniform_belief(decoded)
+
+    def _search(self, decoded: Mapping, legal: int) -> int:
+        actions = [a for a in range(58) if (legal >> a) & 1]
+        count = max(1, self.rollouts // len(actions))
+        rng = self.rng
+        position = ObservedPosition(decoded, self._search_rules, void_weight=None)
+        unseen = np.zeros(NUM_CARDS, dtype=bool)
+        unseen[position.unseen] = True
+        sizes = decoded["hand_sizes"]
+        belief = self.belief(decoded)
+        forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
+        n = self.num_players
+        hands = np.zeros((count, n - 1), dtype=np.int64)
+        stocks = []
+        for d in range(count):
+            h, stock = sample_hidden(belief, sizes, unseen, rng, forbidden)
+            hands[d] = h
+            stocks.append(stock)
+        seeds = rng.integers(1, 2**62, size=count)
+        if self._engine is None:
+            self._engine = BatchedRollouts(self._search_rules, self.table.params)
+        template = self._template(position)
+        charges, winners, points, truncated = self._engine.run(
+            template, hands, stocks, actions, seeds)
+        scores = scores_of(charges, winners, points, truncated, self.rules.reward,
+                           self.win_bonus).reshape(count, len(actions))
+        self.last_rollouts = scores.size
+        self.last_values = {a: float(v) for a, v in zip(actions, scores.mean(axis=0))}
+        fallback = decoded_action(decoded, legal, self.table)
+        return choose_action(actions, scores, fallback, self.confidence)
+
+    def _template(self, position: ObservedPosition) -> np.ndarray:
+        """The batched engine's state row of the observed position (seat 0 to move)."""
+        from pis_env.batched import kernels as K
+
+        t = position._template
+        n = self.num_players
+        row = np.zeros(K.NF, dtype=np.int64)
+        row[K.CUR] = 0
+        row[K.PHASE] = t.phase
+        row[K.TOP] = t.top
+        row[K.SUIT] = t.active_suit
+        row[K.PEND] = t.pending_sevens
+        row[K.DRAWN] = int(t.has_drawn)
+        row[K.DIR] = t.direction
+        row[K.DEALER] = n - 1
+        row[K.OPENED] = t.opened
+        row[K.PILE] = position.discard
+        row[K.LEGAL] = t.legal_mask()
+        row[K.HAND] = position.hand
+        drew = [self.tracker.own_drew_on] + position.void_hints[1:]
+        row[K.DREW:K.DREW + n] = drew
+        return row
+
+
+def timing(decks: int, rollouts: int, seed: int = 0) -> dict[int, float]:
+    """Mean seconds per searched decision of ``search`` against heuristics, one process,
+    at 2 and 4 players (duplicate-deal tournaments of ``decks`` decks)."""
+    from agents import make
+    from agents.tournament.deals import deal_setup
+    from pis_env import raw_env
+
+    out = {}
+    for n in (2, 4):
+        spent, decisions = 0.0, 0
+        for g in range(decks):
+            deck, dealer = deal_setup(seed, g, n)
+            for rot in range(n):
+                env = raw_env(num_players=n)
+                env.reset(seed=g, options={"deck": deck, "dealer": dealer})
+                bots = [make("heuristic", num_players=n) for _ in range(n)]
+                bots[rot] = make("search", num_players=n, seed=g, rollouts=rollouts)
+                for agent in env.agent_iter():
+                    obs, _, term, trunc, _ = env.last()
+                    if term or trunc:
+                        env.step(None)
+                        continue
+                    seat = int(agent.split("_")[1])
+                    t0 = time.perf_counter()
+                    action = bots[seat].act(obs)
+                    if seat == rot and bots[seat].last_rollouts:
+                        spent += time.perf_counter() - t0
+                        decisions += 1
+                    env.step(action)
+        out[n] = spent / max(decisions, 1)
+        print(f"{n} players: {decisions} searched decisions, "
+              f"{1000 * out[n]:.1f} ms per decision ({rollouts} rollouts)", flush=True)
+    print(f"mean over 2 and 4 players: {1000 * (out[2] + out[4]) / 2:.1f} ms per decision")
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="the search bot's time per decision")
+    p.add_argument("--timing", action="store_true", help="(the only mode)")
+    p.add_argument("--decks", type=int, default=20)
+    p.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS)
+    args = p.parse_args(argv)
+    timing(args.decks, args.rollouts)
+    return 0
+
+
+__all__ = ["DEFAULT_ROLLOUTS", "BatchedRollouts", "SearchAgent", "scores_of", "timing"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,326 @@
+"""Train the belief model (``agents.belief``): data from games, supervised training,
+and the report against the uniform prior and the ``drew_on_suit`` hints.
+
+Why supervised: the true hands are known when we play the games ourselves, so every
+position of the observer seat is a labelled example of "who holds this card". The
+opponent seats are played by a mix of bots (``heuristic``, ``greedy``, ``random``, ``mc``
+with a small budget and the shipped PPO policy as a learner snapshot) so that the model
+does not only decode one bot; two variants of the heuristic with other weights are held
+out (never trained on) and reported separately.
+
+    python -m train.belief                      # 2 and 4 players: data, training, report
+    python -m train.belief --quick              # a few minutes: fewer games and epochs
+    python -m train.belief --players 2 --stage report
+
+Stages (each resumable: data files and models already there are kept):
+``data`` writes ``OUT/data/{n}p_{opponent}_{split}.npz``; ``train`` writes
+``models/belief_{n}p.pt`` (``--models-dir``); ``report`` prints and writes
+``OUT/report.md`` / ``report.json``: per player count and opponent, the log-loss (nats per
+unseen card, over its places: each opponent and the stock) and the expected share of the
+opponents' cards placed right, for the uniform prior, the hints and the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from agents.belief import (
+    FEATURE_NAMES,
+    DealTracker,
+    expected_correct,
+    hint_belief,
+    load_model,
+    log_loss,
+    pair_features,
+    uniform_belief,
+)
+from agents.heuristic import Params
+
+#: Opponent mixes the model is trained on (specs for ``agents.tournament.build_agent``).
+TRAIN_OPPONENTS = {
+    "heuristic": "heuristic",
+    "greedy": "greedy",
+    "random": "random",
+    "mc": "mc?samples=4&rollouts=1",
+    "ppo": "ppo:models/ppo_{n}p.zip",
+}
+#: Held out: the heuristic with other weights (a looser drawer and a tighter one).
+HELD_OUT = {
+    "heuristic_loose": Params(draw_cost=6.0, jack_keep=15.0, shed=1.8, scarce=2.0,
+                              void_hint=0.0, jack_draw=False, pass_cost=1.0),
+    "heuristic_tight": Params(draw_cost=30.0, jack_keep=60.0, follow=4.0, stuck=14.0,
+                              seven_attack=20.0, scarce=16.0),
+}
+SPLIT_SEEDS = {"train": 1_000, "test": 2_000_000}
+
+
+def _opponent(name: str, n: int, seed: int):
+    from agents import make
+    from agents.tournament.specs import build_agent
+
+    if name in HELD_OUT:
+        return make("heuristic", num_players=n, seed=seed, params=HELD_OUT[name])
+    return build_agent(TRAIN_OPPONENTS[name].format(n=n), n, seed)
+
+
+def play(n: int, opponent: str, games: int, seed: int) -> dict[str, np.ndarray]:
+    """Positions of the observer seat (seat 0, played by the heuristic or greedy in turn)
+    against ``opponent`` in every other seat: features, unseen mask, the true place of
+    every card (0 stock, k opponent k, -1 seen), hand sizes, stock size, hints, hard
+    voids. Only decisions with more than one legal action are kept."""
+    from agents import make
+    from pis_env import decode_observation, raw_env
+
+    env = raw_env(num_players=n)
+    rows: dict[str, list] = {k: [] for k in ("features", "unseen", "holders", "sizes",
+                                             "stock", "hints", "void", "game")}
+    for g in range(games):
+        gseed = seed + g
+        me = make("heuristic" if g % 2 == 0 else "greedy", num_players=n, seed=gseed)
+        bots = [me] + [_opponent(opponent, n, gseed * 8 + s) for s in range(1, n)]
+        env.reset(seed=gseed)
+        tracker = DealTracker(n)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            seat = int(agent.split("_")[1])
+            if seat != 0:
+                env.step(bots[seat].act(obs))
+                continue
+            decoded = decode_observation(obs["observation"], n)
+            tracker.observe(decoded)
+            if int(obs["action_mask"].sum()) > 1:
+                feats, unseen = pair_features(decoded, tracker)
+                hands = env.unwrapped.game.hands
+                holders = np.zeros(52, dtype=np.int8)
+                for k in range(1, n):
+                    h = hands[k]
+                    for c in range(52):
+                        if (h >> c) & 1:
+                            holders[c] = k
+                holders[~unseen] = -1
+                hints = np.zeros((n - 1, 4), dtype=bool)
+                for k, row in enumerate(decoded["drew_on_suit"]):
+                    hints[k, row] = True
+                rows["features"].append(feats.astype(np.float16))
+                rows["unseen"].append(unseen)
+                rows["holders"].append(holders)
+                rows["sizes"].append(np.array(decoded["hand_sizes"], dtype=np.int8))
+                rows["stock"].append(decoded["stock_size"])
+                rows["hints"].append(hints)
+                rows["void"].append(tracker.void[1:].copy())
+                rows["game"].append(g)
+            action = me.act(obs)
+            tracker.record(action)
+            env.step(action)
+    return {k: np.asarray(v) for k, v in rows.items()}
+
+
+def make_data(n: int, out: Path, games: dict[str, int]) -> None:
+    """Every data file of table size ``n`` that is not there yet."""
+    names = list(TRAIN_OPPONENTS) + list(HELD_OUT)
+    for split in ("train", "test"):
+        for name in names:
+            if split == "train" and name in HELD_OUT:
+                continue
+            path = out / "data" / f"{n}p_{name}_{split}.npz"
+            if path.exists():
+                continue
+            count = games[split]
+            if name in ("mc", "ppo"):
+                count = max(1, count // 2)  # slower bots: fewer games
+            t0 = time.time()
+            data = play(n, name, count, SPLIT_SEEDS[split] + 100_000 * n)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp.npz")
+            np.savez_compressed(tmp, **data)
+            tmp.replace(path)
+            print(f"{path}: {len(data['stock'])} positions from {count} games "
+                  f"in {time.time() - t0:.0f}s", flush=True)
+
+
+def _load(paths) -> dict[str, np.ndarray]:
+    parts = [dict(np.load(p)) for p in paths]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _card_rows(data: dict[str, np.ndarray]):
+    """Per unseen card: features [C, m, F], log size priors [C, m + 1] (last: the
+    stock), the index of its true place (opponent k -> k - 1, stock -> m)."""
+    feats, unseen, holders = data["features"], data["unseen"], data["holders"]
+    m = feats.shape[1]
+    pos, card = np.nonzero(unseen)
+    x = feats[pos, :, card].astype(np.float32)                 # [C, m, F]
+    sizes = data["sizes"][pos, 1:].astype(np.float32)
+    prior = np.concatenate([sizes, data["stock"][pos, None].astype(np.float32)], axis=1)
+    prior = np.where(prior > 0, np.log(np.maximum(prior, 1e-9)), -1e9)
+    forbidden = data["void"][pos, :, card]
+    prior[:, :m][forbidden] = -1e9
+    h = holders[pos, card].astype(np.int64)
+    y = np.where(h > 0, h - 1, m)
+    return x, prior.astype(np.float32), y
+
+
+def train(n: int, out: Path, models_dir: Path, epochs: int, hidden: int = 64,
+          seed: int = 0) -> Path:
+    """Fit the MLP on every training opponent's data; save ``belief_{n}p.pt``."""
+    import torch
+
+    from agents.weights_file import save_weights_file
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    paths = [out / "data" / f"{n}p_{name}_train.npz" for name in TRAIN_OPPONENTS]
+    x, prior, y = _card_rows(_load(paths))
+    flat = x.reshape(-1, x.shape[-1])
+    mean = flat.mean(axis=0)
+    std = flat.std(axis=0) + 1e-3
+    xt = torch.from_numpy((x - mean) / std)
+    pt, yt = torch.from_numpy(prior), torch.from_numpy(y)
+    f = x.shape[-1]
+    net = torch.nn.Sequential(torch.nn.Linear(f, hidden), torch.nn.ReLU(),
+                              torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+                              torch.nn.Linear(hidden, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
+    count = len(y)
+    batch = 2048
+    steps = epochs * ((count + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    gen = torch.Generator().manual_seed(seed)
+    t0 = time.time()
+    for epoch in range(epochs):
+        order = torch.randperm(count, generator=gen)
+        total = 0.0
+        for i in range(0, count, batch):
+            idx = order[i:i + batch]
+            logits = net(xt[idx]).squeeze(-1)                       # [b, m]
+            logits = torch.cat([logits, torch.zeros(len(idx), 1)], dim=1) + pt[idx]
+            loss = torch.nn.functional.cross_entropy(logits, yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss) * len(idx)
+        print(f"{n}p epoch {epoch + 1}/{epochs}: loss {total / count:.4f} "
+              f"({count} cards, {time.time() - t0:.0f}s)", flush=True)
+    layers = [m for m in net if isinstance(m, torch.nn.Linear)]
+    payload = {"kind": "belief", "features": ",".join(FEATURE_NAMES),
+               "num_players": n, "layers": len(layers), "hidden": hidden,
+               "mean": torch.from_numpy(mean), "std": torch.from_numpy(std),
+               "opponents": ",".join(TRAIN_OPPONENTS), "cards": int(count)}
+    for i, layer in enumerate(layers):
+        payload[f"w{i}"] = layer.weight.detach().T.contiguous()
+        payload[f"b{i}"] = layer.bias.detach().clone()
+    path = models_dir / f"belief_{n}p.pt"
+    save_weights_file(payload, path)
+    print(f"saved {path}", flush=True)
+    return path
+
+
+class _Replay:
+    """What ``DealTracker`` holds that the stored features already encode: only the hard
+    voids are read again by the model's scaling step."""
+
+    def __init__(self, void: np.ndarray):
+        self.void = np.concatenate([np.zeros((1, 52), bool), void])
+
+
+def evaluate(n: int, out: Path, models_dir: Path) -> dict[str, dict]:
+    """Per opponent of the test split: mean log-loss and share of opponents' cards placed
+    right, for uniform, hints and the model."""
+    from agents.belief import scale_belief
+
+    model = load_model(n, models_dir / f"belief_{n}p.pt")
+    results = {}
+    for name in list(TRAIN_OPPONENTS) + list(HELD_OUT):
+        data = dict(np.load(out / "data" / f"{n}p_{name}_test.npz"))
+        sums = {k: [0.0, 0.0] for k in ("uniform", "hints", "belief")}
+        cards = held = 0
+        for i in range(len(data["stock"])):
+            unseen = data["unseen"][i]
+            holders = data["holders"][i].astype(np.int64)
+            decoded = {"hand_sizes": data["sizes"][i].tolist(),
+                       "stock_size": int(data["stock"][i]),
+                       "hand": np.flatnonzero(holders == -1).tolist(), "discard": [],
+                       "drew_on_suit": [np.flatnonzero(r).tolist() for r in data["hints"][i]]}
+            feats = data["features"][i].astype(np.float32)
+            logits = np.zeros((n - 1, 52))
+            logits[:, unseen] = model.logits(feats[:, unseen])
+            void = data["void"][i]
+            beliefs = {
+                "uniform": uniform_belief(decoded),
+                "hints": hint_belief(decoded),
+                "belief": scale_belief(logits, decoded["hand_sizes"], decoded["stock_size"],
+                                       unseen, void if void.any() else None),
+            }
+            for key, b in beliefs.items():
+                sums[key][0] += log_loss(b, holders, unseen) * unseen.sum()
+                sums[key][1] += expected_correct(b, holders)
+            cards += int(unseen.sum())
+            held += int((holders > 0).sum())
+        results[name] = {
+            "positions": int(len(data["stock"])), "held_out": name in HELD_OUT,
+            **{f"{k}_logloss": v[0] / cards for k, v in sums.items()},
+            **{f"{k}_correct": v[1] / held for k, v in sums.items()},
+        }
+    return results
+
+
+def report(all_results: dict[int, dict], out: Path) -> str:
+    lines = ["| players | opponent | positions | log-loss uniform | hints | belief | "
+             "cards placed right: uniform | hints | belief |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for n, results in sorted(all_results.items()):
+        for name, r in results.items():
+            label = f"{name} (held out)" if r["held_out"] else name
+            lines.append(
+                f"| {n} | {label} | {r['positions']} | {r['uniform_logloss']:.3f} | "
+                f"{r['hints_logloss']:.3f} | **{r['belief_logloss']:.3f}** | "
+                f"{100 * r['uniform_correct']:.1f}% | {100 * r['hints_correct']:.1f}% | "
+                f"**{100 * r['belief_correct']:.1f}%** |")
+    text = "\n".join(lines)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(text + "\n")
+    (out / "report.json").write_text(json.dumps({str(k): v for k, v in all_results.items()},
+                                                indent=1))
+    return text
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--players", type=int, nargs="+", default=[2, 4])
+    p.add_argument("--out", default="runs/belief")
+    p.add_argument("--models-dir", default="models")
+    p.add_argument("--stage", choices=("all", "data", "train", "report"), default="all")
+    p.add_argument("--games", type=int, default=None, help="training games per opponent")
+    p.add_argument("--test-games", type=int, default=None)
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument("--quick", action="store_true", help="fewer games and epochs (minutes)")
+    args = p.parse_args(argv)
+    out, models_dir = Path(args.out), Path(args.models_dir)
+    games = {"train": args.games or (100 if args.quick else 1500),
+             "test": args.test_games or (30 if args.quick else 300)}
+    epochs = args.epochs or (2 if args.quick else 6)
+    all_results = {}
+    for n in args.players:
+        if args.stage in ("all", "data"):
+            make_data(n, out, {k: max(1, v if n == 2 else v // 2) for k, v in games.items()})
+        if args.stage in ("all", "train") and (
+                args.stage == "train" or not (models_dir / f"belief_{n}p.pt").exists()):
+            train(n, out, models_dir, epochs)
+        if args.stage in ("all", "report"):
+            all_results[n] = evaluate(n, out, models_dir)
+    if all_results:
+        print(report(all_results, out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
