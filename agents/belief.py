@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pis_env.cards import NUM_CARDS, mask_of
+from pis_env.cards import NUM_CARDS
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS
 
 JACK, SEVEN = 9, 5
@@ -210,24 +210,39 @@ class DealTracker:
                 self.nominated[k, new["active_suit"]] = 1.0
                 self.nominated_at[k] = self.drawn[k]
         faced = self._faced(prev, action) if action is not None else None
-        if faced is not None and not new_cards:
-            # Nobody played since the observer's turn ended: every opponent who drew did
-            # so facing the same top card (the first of them maybe facing sevens).
-            f_top, f_suit, f_pending = faced
-            d = prev["direction"]
-            step = 1
-            if action < NUM_CARDS and action % 13 == 8:
-                d = -d  # a 10 turned play round
-            elif action < NUM_CARDS and action % 13 == 6:
-                step = 2  # an 8 skipped the next player
-            first = (step * d) % n
-            for k in range(1, n):
-                if deltas[k] <= 0:
-                    continue
-                pend = f_pending if k == first else 0
-                refused = legal_cards(f_top, f_suit, pend)
-                self.refused[k] |= refused
-                self.refused_at[k, refused] = drawn_before[k]
+        if faced is not None:
+            self._refusals(prev, action, faced, deltas, bool(new_cards), drawn_before)
+
+    def _refusals(self, prev: Mapping, action: int, faced: tuple, deltas: list[int],
+                  played: bool, drawn_before: np.ndarray) -> None:
+        """Walk the opponents in turn order from the first to move after the observer:
+        while each one only drew (its hand grew by one, or grew while nobody played) the
+        position stayed the same for the next, and each "refused" every card it could
+        have played there (facing sevens: it took the penalty, so it held no 7). The walk
+        stops at the first opponent that may have played."""
+        n = self.num_players
+        top, suit, pending = faced
+        d = prev["direction"]
+        step = 1
+        if action < NUM_CARDS and action % 13 == 8:
+            d = -d  # a 10 turned play round
+        elif action < NUM_CARDS and action % 13 == 6:
+            step = 2  # an 8 skipped the next player
+        k = (step * d) % n
+        for _ in range(n - 1):
+            if k == 0:
+                break
+            delta = deltas[k]
+            if pending:
+                if delta < 3:
+                    break  # it answered with a 7
+            elif not (delta == 1 or (delta > 0 and not played)):
+                break
+            refused = legal_cards(top, suit, pending)
+            self.refused[k] |= refused
+            self.refused_at[k, refused] = drawn_before[k]
+            pending = 0
+            k = (k + d) % n
 
     def record(self, action: int) -> None:
         """The action the seat took at its last observation."""
@@ -407,33 +422,53 @@ def load_model(num_players: int, path: str | Path | None = None) -> BeliefModel:
 
 
 # ---------------------------------------------------------------------- sampling
-def sample_hidden(belief: np.ndarray, sizes, unseen: np.ndarray, rng: np.random.Generator,
-                  forbidden: np.ndarray | None = None) -> tuple[list[int], list[int]]:
-    """One deal of the unseen cards: (hand masks of opponents 1..n-1, the stock as card
-    ids in random order). Opponents draw their exact hand sizes one after another,
-    without replacement, weighted by their belief row; cards in ``forbidden`` [n-1, 52]
-    are never given to that opponent (those seats are dealt first)."""
+_BIT_VALUES = np.left_shift(np.int64(1), _CARDS.astype(np.int64))
+
+
+def sample_hidden_batch(belief: np.ndarray, sizes, unseen: np.ndarray,
+                        rng: np.random.Generator, count: int,
+                        forbidden: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` deals of the unseen cards at once: hand masks [count, n-1] (int64) of
+    opponents 1..n-1 and stocks [count, stock size] (card ids in random order).
+
+    Opponents draw their exact hand sizes one after another, without replacement, each
+    card with chance proportional to its belief (Gumbel top-k: the same law as
+    successive weighted draws); cards in ``forbidden`` [n-1, 52] are never given to that
+    opponent (those seats are dealt first; a row whose constraints cannot be met, which
+    sound constraints never cause, falls back to the unseen cards)."""
     m = belief.shape[0]
-    avail = unseen.copy()
-    hands = [0] * m
+    avail = np.broadcast_to(unseen, (count, NUM_CARDS)).copy()
+    hands = np.zeros((count, m), dtype=np.int64)
     order = list(range(m))
     if forbidden is not None:
         order.sort(key=lambda k: not forbidden[k].any())
+    logw = np.log(np.maximum(belief, 1e-6))
     for k in order:
         size = int(sizes[k + 1])
         if not size:
             continue
         ok = avail & ~forbidden[k] if forbidden is not None else avail
-        idx = np.flatnonzero(ok)
-        if len(idx) < size:  # the hard constraints cannot all be met: relax them
-            idx = np.flatnonzero(avail)
-        w = np.maximum(belief[k, idx], 1e-6)
-        chosen = rng.choice(idx, size=size, replace=False, p=w / w.sum())
-        avail[chosen] = False
-        hands[k] = mask_of(chosen.tolist())
-    rest = np.flatnonzero(avail)
-    stock = rest[rng.permutation(len(rest))].tolist()
-    return hands, stock
+        short = ok.sum(axis=1) < size
+        if short.any():
+            ok[short] = avail[short]
+        keys = np.where(ok, logw[k] + rng.gumbel(size=(count, NUM_CARDS)), -np.inf)
+        chosen = np.argpartition(-keys, size - 1, axis=1)[:, :size]
+        taken = np.zeros_like(avail)
+        np.put_along_axis(taken, chosen, True, axis=1)
+        avail &= ~taken
+        hands[:, k] = (taken * _BIT_VALUES).sum(axis=1)
+    stock_size = int(avail[0].sum())
+    keys = np.where(avail, rng.random((count, NUM_CARDS)), 2.0)
+    stocks = np.argsort(keys, axis=1, kind="stable")[:, :stock_size]
+    return hands, stocks
+
+
+def sample_hidden(belief: np.ndarray, sizes, unseen: np.ndarray, rng: np.random.Generator,
+                  forbidden: np.ndarray | None = None) -> tuple[list[int], list[int]]:
+    """One deal of :func:`sample_hidden_batch`: (hand masks of opponents 1..n-1, the
+    stock as card ids in random order)."""
+    hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, 1, forbidden)
+    return [int(h) for h in hands[0]], stocks[0].tolist()
 
 
 def log_loss(belief: np.ndarray, holders: np.ndarray, unseen: np.ndarray) -> float:
@@ -456,5 +491,5 @@ def expected_correct(belief: np.ndarray, holders: np.ndarray) -> float:
 __all__ = [
     "BeliefModel", "DealTracker", "FEATURE_NAMES", "NUM_FEATURES", "expected_correct",
     "hint_belief", "legal_cards", "load_model", "log_loss", "model_path", "pair_features",
-    "sample_hidden", "scale_belief", "uniform_belief",
+    "sample_hidden", "sample_hidden_batch", "scale_belief", "uniform_belief",
 ]

@@ -34,17 +34,17 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pis_env.cards import NUM_CARDS, points_of
+from pis_env.cards import NUM_CARDS
 from pis_env.rules import Rules
 
 from .base import Agent
-from .belief import DealTracker, hint_belief, load_model, sample_hidden, uniform_belief
+from .belief import DealTracker, hint_belief, load_model, sample_hidden_batch, uniform_belief
 from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
 from .mc import DEFAULT_HORIZON, choose_action
 from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 
 #: Rollouts per decision of the default bot (see README "Search and belief" for timing).
-DEFAULT_ROLLOUTS = 128
+DEFAULT_ROLLOUTS = 4096
 MODES = ("belief", "hints", "uniform")
 
 
@@ -70,7 +70,7 @@ class BatchedRollouts:
             self._games[size] = (game, self._policy_cls(size, self.rules, params=self.params))
         return self._games[size]
 
-    def run(self, template: np.ndarray, hands: np.ndarray, stocks: list[list[int]],
+    def run(self, template: np.ndarray, hands: np.ndarray, stocks: np.ndarray,
             actions: list[int], seeds: np.ndarray) -> tuple[np.ndarray, ...]:
         """Rows ``d * A + i``: determinization ``d`` (opponents' ``hands[d]``, stock
         ``stocks[d]`` next card first) after ``actions[i]``. Returns charges [B, n],
@@ -84,10 +84,9 @@ class BatchedRollouts:
         st[:] = template
         hand_cols = np.repeat(hands, a_count, axis=0)
         st[:, K.HAND + 1:K.HAND + n] = hand_cols
-        stock_len = len(stocks[0])
+        stock_len = stocks.shape[1]
         if stock_len:
-            arr = np.repeat(np.asarray(stocks, dtype=np.int8), a_count, axis=0)
-            game.stock[:, :stock_len] = arr
+            game.stock[:, :stock_len] = np.repeat(stocks.astype(np.int8), a_count, axis=0)
         st[:, K.SLEN] = stock_len
         K.seed_streams(game.rng, np.repeat(seeds, a_count).astype(np.uint64))
         acts = np.tile(np.asarray(actions, dtype=np.int64), len(stocks))
@@ -97,8 +96,8 @@ class BatchedRollouts:
             if (acts < 0).all():
                 break
             game.step(acts, write_obs=False)
-        points = np.array([[points_of(int(h)) for h in row]
-                           for row in st[:, K.HAND:K.HAND + n]], dtype=np.int64)
+        hands_end = st[:, K.HAND:K.HAND + n]
+        points = sum(K.CHUNK_POINTS[(hands_end >> (13 * s)) & K.CHUNK] for s in range(4))
         truncated = st[:, K.REASON] == K.TRUNCATED
         return game.charges.copy(), game.winners.copy(), points, truncated
 
@@ -206,13 +205,7 @@ class SearchAgent(Agent):
         sizes = decoded["hand_sizes"]
         belief = self.belief(decoded)
         forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
-        n = self.num_players
-        hands = np.zeros((count, n - 1), dtype=np.int64)
-        stocks = []
-        for d in range(count):
-            h, stock = sample_hidden(belief, sizes, unseen, rng, forbidden)
-            hands[d] = h
-            stocks.append(stock)
+        hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, count, forbidden)
         seeds = rng.integers(1, 2**62, size=count)
         if self._engine is None:
             self._engine = BatchedRollouts(self._search_rules, self.table.params)
