@@ -27,7 +27,8 @@ _COMPILE_PROBE = """
 import time
 t0, c0 = time.perf_counter(), time.process_time()
 import numpy as np
-from pis_env.batched import BatchedEnv, BatchedGame, GreedyPolicy, RandomPolicy
+from agents.greedy.batched import GreedyPolicy
+from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy
 t1 = time.perf_counter()
 game = BatchedGame(8, num_players=3, seed=0)
 policy = RandomPolicy(8)
@@ -38,7 +39,7 @@ for _ in range(3):
     greedy(game)
 game.observe(seats=0)
 game.action_masks()
-env = BatchedEnv(8, num_players=3, opponent="greedy", seed=0)
+env = BatchedEnv(8, num_players=3, opponent=greedy, seed=0)
 env.reset()
 env.step(RandomPolicy(8)(env.game))
 t2, c2 = time.perf_counter(), time.process_time()
@@ -79,9 +80,11 @@ def bench_game(num_players: int, batch: int, seconds: float, dtype) -> tuple[flo
 def bench_env(num_players: int, batch: int, seconds: float, opponent: str) -> tuple[float, float]:
     """(learner steps/s, decisions/s including the opponents'), CPU time, for
     ``BatchedEnv`` with a random learner."""
+    from agents.greedy.batched import GreedyPolicy
     from pis_env.batched import BatchedEnv, RandomPolicy
 
-    env = BatchedEnv(batch, num_players=num_players, opponent=opponent, seed=0)
+    bot = GreedyPolicy() if opponent == "greedy" else opponent
+    env = BatchedEnv(batch, num_players=num_players, opponent=bot, seed=0)
     env.reset()
     learner = RandomPolicy(batch, seed=2)
     for _ in range(10):
@@ -142,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
         cpu_rate, wall_rate = bench_game(args.players, batch, args.seconds, args.dtype)
         print(f"{batch:>6}  {cpu_rate:>18,.0f}  {wall_rate:>18,.0f}")
     if args.env:
-        print("\nBatchedEnv (learner seat 0 random, opponents in the kernel), CPU time:")
+        print("\nBatchedEnv (learner seat 0 random; random opponents in the kernel, greedy "
+              "ones through agents.greedy.batched), CPU time:")
         print(f"{'B':>6}  {'opponent':>8}  {'learner steps/s':>16}  {'decisions/s':>12}")
         for batch in (1024, 4096):
             for opponent in ("random", "greedy"):

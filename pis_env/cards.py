@@ -25,6 +25,10 @@ SEVEN, EIGHT, TEN, JACK, QUEEN, KING, ACE = 5, 6, 8, 9, 10, 11, 12
 RANK_POINTS = (2, 3, 4, 5, 6, 20, 8, 9, 10, 25, 10, 10, 15)
 CARD_POINTS = tuple(RANK_POINTS[c % 13] for c in range(NUM_CARDS))
 
+#: Cards dealt to each player, and so the largest table (seven hands of seven leave a stock).
+CARDS_PER_HAND = 7
+MAX_PLAYERS = 7
+
 FULL_DECK = (1 << NUM_CARDS) - 1
 SUIT_MASKS = tuple(((1 << NUM_RANKS) - 1) << (NUM_RANKS * s) for s in range(NUM_SUITS))
 RANK_MASKS = tuple(sum(1 << (NUM_RANKS * s + r) for s in range(NUM_SUITS)) for r in range(13))

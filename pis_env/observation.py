@@ -72,60 +72,59 @@ def _two_masks_bits(low: int, high: int) -> np.ndarray:
 
 
 class ObservationEncoder:
-    """Writes a state, seen from one seat, into a float32 vector of the layout."""
+    """Writes a state, seen from one seat, into a float32 vector of the layout.
+
+    As OpenSpiel's observers do, it owns one flat ``tensor`` and a dict of named views
+    into it (``dict["hand"]``, ``dict["drew_on_suit"]`` shaped ``(n - 1, 4)``, ...), one per
+    segment of :func:`segment_table`: :meth:`set_from` writes a position through the names,
+    :meth:`encode` returns a copy of the tensor."""
 
     def __init__(self, num_players: int, num_deals: int = 1):
         self.layout = Layout.of(num_players, num_deals)
-        o = self.layout.offsets
-        self._hand = o["hand"]
-        self._top = o["top_card"].start
-        self._suit = o["active_suit"].start
-        self._pending = o["pending_sevens"].start
-        self._phase = o["phase"].start
-        self._drawn = o["has_drawn"].start
-        self._direction = o["direction"].start
-        self._sizes = o["hand_sizes"].start
-        self._stock = o["stock_size"].start
-        self._discard = o["discard"]
-        self._drew = o["drew_on_suit"].start
-        self._deal = o["deal"].start if "deal" in o else None
-        self._scores = o["scores"].start if "scores" in o else None
+        self.tensor = np.zeros(self.layout.size, dtype=np.float32)
+        self.dict = {name: self.tensor[s] for name, s in self.layout.offsets.items()}
+        self.dict["drew_on_suit"] = self.dict["drew_on_suit"].reshape(num_players - 1, 4)
+
+    def set_from(self, state: GameState, observer: int) -> None:
+        """Writes ``state`` seen by ``observer`` into :attr:`tensor`."""
+        self.tensor.fill(0.0)
+        v = self.dict
+        n = state.num_players
+        bits = _two_masks_bits(state.hands[observer], state.pile_mask)
+        v["hand"][:] = bits[:52]
+        v["discard"][:] = bits[64:116]
+        if state.top >= 0:
+            v["top_card"][state.top] = 1.0
+        v["active_suit"][state.active_suit] = 1.0
+        v["pending_sevens"][state.pending_sevens] = 1.0
+        v["phase"][state.phase] = 1.0
+        if state.has_drawn and state.current == observer:
+            v["has_drawn"][0] = 1.0
+        if state.direction == 1:
+            v["direction"][0] = 1.0
+        hands = state.hands
+        drew_on = state.drew_on
+        sizes, drew = v["hand_sizes"], v["drew_on_suit"]
+        for k in range(n):
+            seat = (observer + k) % n
+            sizes[k] = hands[seat].bit_count() / SIZE_SCALE
+            suits = drew_on[seat]
+            if k and suits:
+                for s in range(4):
+                    if (suits >> s) & 1:
+                        drew[k - 1, s] = 1.0
+        v["stock_size"][0] = len(state.stock) / SIZE_SCALE
+        if "deal" in v:
+            v["deal"][state.deal_index] = 1.0
+            scores = v["scores"]
+            for k in range(n):
+                t = state.totals[(observer + k) % n]
+                scores[k] = t / (t + SCORE_SCALE)
 
     def encode(self, state: GameState, observer: int) -> np.ndarray:
         """The observation of ``observer`` as a new float32 array."""
-        buf = np.zeros(self.layout.size, dtype=np.float32)
-        n = state.num_players
-        bits = _two_masks_bits(state.hands[observer], state.pile_mask)
-        buf[self._hand] = bits[:52]
-        buf[self._discard] = bits[64:116]
-        if state.top >= 0:
-            buf[self._top + state.top] = 1.0
-        buf[self._suit + state.active_suit] = 1.0
-        buf[self._pending + state.pending_sevens] = 1.0
-        buf[self._phase + state.phase] = 1.0
-        if state.has_drawn and state.current == observer:
-            buf[self._drawn] = 1.0
-        if state.direction == 1:
-            buf[self._direction] = 1.0
-        hands = state.hands
-        drew_on = state.drew_on
-        sizes = self._sizes
-        for k in range(n):
-            seat = (observer + k) % n
-            buf[sizes + k] = hands[seat].bit_count() / SIZE_SCALE
-            if k and drew_on[seat]:
-                suits = drew_on[seat]
-                base = self._drew + 4 * (k - 1)
-                for s in range(4):
-                    if (suits >> s) & 1:
-                        buf[base + s] = 1.0
-        buf[self._stock] = len(state.stock) / SIZE_SCALE
-        if self._deal is not None:
-            buf[self._deal + state.deal_index] = 1.0
-            for k in range(n):
-                t = state.totals[(observer + k) % n]
-                buf[self._scores + k] = t / (t + SCORE_SCALE)
-        return buf
+        self.set_from(state, observer)
+        return self.tensor.copy()
 
 
 #: Segments that hold only 0/1 bits, and those of them that are one-hots (exactly one 1).

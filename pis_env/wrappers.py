@@ -185,6 +185,25 @@ class SingleAgentEnv(gym.Env):
         """The learner's legal actions (bool[58]); all False once the episode is over."""
         return self._mask.astype(bool)
 
+    @property
+    def legal_mask(self) -> np.ndarray:
+        """The learner's legal actions as the env's int8[58] mask (read-only: a view of
+        the wrapper's own array; ``action_masks()`` returns a bool copy)."""
+        view = self._mask.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def seat(self) -> int:
+        """The learner's seat in the current episode (drawn at reset when
+        ``learner_seat`` is None)."""
+        return self._seat
+
+    @property
+    def game(self):
+        """The engine state of the match being played (``raw_env``'s ``GameState``)."""
+        return self.aec.game
+
     def render(self):
         return self.aec.render()
 

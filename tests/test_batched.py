@@ -18,19 +18,20 @@ import pytest
 
 pytest.importorskip("numba")
 
+from agents.greedy.batched import GreedyPolicy  # noqa: E402
 from pis_env.batched import (  # noqa: E402
     REASON_NAMES,
     BatchedGame,
-    GreedyPolicy,
     RandomPolicy,
     uint8_scale,
 )
 from pis_env.batched import kernels as K  # noqa: E402
 from pis_env.cards import CARD_POINTS, JACKS, SUIT_MASKS, points_of  # noqa: E402
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError  # noqa: E402
-from pis_env.env import deal_rewards, mask_array  # noqa: E402
+from pis_env.env import mask_array  # noqa: E402
 from pis_env.observation import ObservationEncoder  # noqa: E402
 from pis_env.rules import Rules  # noqa: E402
+from pis_env.scoring import deal_rewards  # noqa: E402
 
 
 class SyncedState(GameState):
@@ -395,7 +396,10 @@ def run_env_differential(rules: Rules, num_envs: int, seed: int, opponent) -> in
     ])
     dealers = rng.integers(n, size=num_envs)
     learner_seat = 1 % n
-    env = BatchedEnv(num_envs, rules, opponent=opponent, learner_seat=learner_seat,
+    greedy = GreedyPolicy()  # the bots live in agents: handed to the env as policies
+    batched = ([greedy if o == "greedy" else o for o in opponent]
+               if isinstance(opponent, list) else greedy if opponent == "greedy" else opponent)
+    env = BatchedEnv(num_envs, rules, opponent=batched, learner_seat=learner_seat,
                      seed=seed)
     obs, masks = env.reset(decks=decks, dealers=dealers)
     enc = ObservationEncoder(n, rules.num_deals)
@@ -503,7 +507,7 @@ def test_env_discards_a_match_that_ends_before_the_learner_moves():
     while not ref.deal_over:
         ref.apply(greedy_reference(ref))
     assert ref.end_reason == "empty_stock" and ref.history == [(0, DRAW)] * 3
-    env = BatchedEnv(2, num_players=7, learner_seat=3, opponent="greedy", seed=0)
+    env = BatchedEnv(2, num_players=7, learner_seat=3, opponent=GreedyPolicy(), seed=0)
     obs, masks = env.reset(decks=np.array([deck, deck]), dealers=[6, 6])
     # the stacked match was discarded; a shuffled one is at the learner's first turn
     assert (env._carry == 0).all() and (env.game.current == 3).all()

@@ -1,4 +1,4 @@
-"""The batched heuristic (``pis_env.batched.heuristic.HeuristicPolicy``) makes exactly the
+"""The batched heuristic (``agents.heuristic.batched.HeuristicPolicy``) makes exactly the
 choices of the reference ``agents.heuristic.HeuristicAgent``.
 
 Positions come from ``BatchedGame`` deals played by a mix of random and heuristic seats
@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("numba")
 
 from agents.heuristic import HeuristicAgent, Params, state_action  # noqa: E402
+from agents.heuristic.batched import HeuristicPolicy  # noqa: E402
 from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy  # noqa: E402
-from pis_env.batched.heuristic import HeuristicPolicy  # noqa: E402
 from pis_env.env import raw_env  # noqa: E402
 from pis_env.rules import Rules  # noqa: E402
 from train.batched_vec_env import AgentPolicy  # noqa: E402

@@ -408,7 +408,7 @@ def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
 
 
 def test_heuristic_opponent_is_the_batched_port():
-    from pis_env.batched import HeuristicPolicy
+    from agents.heuristic.batched import HeuristicPolicy
 
     name = "heuristic"
     env = BatchedVecEnv(16, num_players=2, opponent=name, seed=10)

@@ -21,7 +21,8 @@ feature). What SB3 and MaskablePPO need:
   ``sb3_contrib``'s ``get_action_masks`` stacks); ``action_masks()``: bool [B, 58];
 * ``has_attr``, ``get_attr``, ``set_attr``, ``seed``, ``close``, ``env_is_wrapped``.
 
-Opponents: ``"random"`` and ``"greedy"`` run inside the numba kernel; a callable
+Opponents: ``"random"`` runs inside the numba kernel, ``"greedy"`` and ``"heuristic"``
+are the numba ports of ``agents`` (one call for all games waiting on them); a callable
 ``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]`` is called once per round for
 all games waiting on it -- :class:`TorchPolicy` (a frozen snapshot of an SB3 policy, a
 state dict or a policy file: one torch forward pass, masked argmax or sampling) and
@@ -32,8 +33,8 @@ the kernel when the match starts, so each match is played by its own opponents f
 first move. :func:`make_league_vec_env` builds one from a ``train`` config and league
 (``vec_env="train.batched_vec_env:make_league_vec_env"``).
 
-``privileged=True`` appends the hidden cards (:func:`privileged_features`, as
-``train.league`` builds them) for a privileged critic.
+``privileged=True`` appends the hidden cards (``pis_env.privileged.privileged_rows``, the one
+encoder of them) for a privileged critic.
 
 ``skip_forced=True`` plays the learner's forced moves (a single legal action) inside the
 kernel, so every step is a real decision (``train``'s ``skip_forced``); a match that ends
@@ -52,11 +53,12 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from pis_env.batched import kernels as K
 from pis_env.batched.env import BatchedEnv
-from pis_env.env import win_share
+from pis_env.privileged import privileged_rows, privileged_size
 from pis_env.rules import Rules
+from train.league import win_share
 
 NUM_ACTIONS = K.NUM_ACTIONS
-BUILTIN = ("random", "greedy")
+BUILTIN = ("random",)
 
 #: A batched opponent: ``policy(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -227,40 +229,19 @@ def _name_of(opponent) -> str:
     return str(getattr(opponent, "name", None) or repr(opponent))
 
 
-#: Stock cards shown to a privileged critic in draw order (``train.league.STOCK_LOOKAHEAD``).
-STOCK_LOOKAHEAD = 4
 _BIT = np.arange(52, dtype=np.int64)
-
-
-def privileged_size(num_players: int) -> int:
-    """Hands of the n-1 opponents, the stock as a set, the next stock cards
-    (``train.league.privileged_size``)."""
-    return 52 * (num_players - 1) + 52 + 52 * STOCK_LOOKAHEAD
 
 
 def privileged_features(st: np.ndarray, stock: np.ndarray, seats: np.ndarray,
                         n: int) -> np.ndarray:
     """float32 [K, privileged_size(n)]: the hidden cards of K games (``st``/``stock`` rows
-    of ``BatchedGame``) seen from ``seats``, as ``train.league.privileged_features``
-    builds them from one ``GameState``: each opponent's hand clockwise from the seat's
-    left, the stock as a set, then the next ``STOCK_LOOKAHEAD`` stock cards one-hot."""
-    k_games = st.shape[0]
-    out = np.zeros((k_games, privileged_size(n)), np.float32)
-    rows = np.arange(k_games)
-    for k in range(1, n):
-        hands = st[rows, K.HAND + (seats + k) % n]
-        out[:, 52 * (k - 1):52 * k] = (hands[:, None] >> _BIT) & 1
+    of ``BatchedGame``) seen from ``seats``: ``pis_env.privileged.privileged_rows`` of the
+    opponents' hands clockwise from the seat's left and the stock in draw order."""
+    rows = np.arange(st.shape[0])
+    hands = np.stack([st[rows, K.HAND + (seats + k) % n] for k in range(1, n)], axis=1)
     spos, slen = st[:, K.SPOS], st[:, K.SLEN]
-    cards = stock.astype(np.int64)
-    base = 52 * (n - 1)
-    r, c = np.nonzero((_BIT >= spos[:, None]) & (_BIT < slen[:, None]))
-    out[r, base + cards[r, c]] = 1.0
-    base += 52
-    for j in range(STOCK_LOOKAHEAD):
-        ok = spos + j < slen
-        r = rows[ok]
-        out[r, base + 52 * j + cards[r, spos[ok] + j]] = 1.0
-    return out
+    order = np.take_along_axis(stock, np.minimum(spos[:, None] + _BIT, 51), axis=1)
+    return privileged_rows(hands, order, slen - spos)
 
 
 # ---------------------------------------------------------------------- the VecEnv
@@ -327,7 +308,7 @@ class BatchedVecEnv(VecEnv):
                                learner_seat=seat, seed=self._seed, skip_forced=skip_forced)
         env = self._env
         self.obs_size = env.obs_size
-        self._names: dict[int, str] = {0: "random", 1: "greedy"}
+        self._names: dict[int, str] = {K.RANDOM: "random"}
         for o in per_seat:
             self._names[self._kind(o)] = _name_of(o)
         size = env.obs_size + (NUM_ACTIONS if "mask" in self.features else 0)
@@ -360,9 +341,13 @@ class BatchedVecEnv(VecEnv):
                     bot = TorchPolicy.from_file(opponent[4:], self.num_players,
                                                 self.rules.num_deals, deterministic=True,
                                                 name=opponent)
+                elif opponent == "greedy":
+                    from agents.greedy.batched import GreedyPolicy
+
+                    bot = GreedyPolicy()
                 elif opponent == "heuristic" and self._bot_factory is None:
                     # the numba port of agents.heuristic: same choices, ~100x faster
-                    from pis_env.batched.heuristic import HeuristicPolicy
+                    from agents.heuristic.batched import HeuristicPolicy
 
                     bot = HeuristicPolicy(1, self.rules)
                 else:

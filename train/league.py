@@ -23,47 +23,24 @@ import numpy as np
 
 from agents.ppo import NumpyPolicy
 from pis_env.engine import NUM_ACTIONS
-from pis_env.env import win_share
+from pis_env.env import deal_rewards
+from pis_env.privileged import (  # noqa: F401  (re-exported: the critic's input)
+    STOCK_LOOKAHEAD,
+    privileged_features,
+    privileged_rows,
+    privileged_size,
+)
 from pis_env.wrappers import SingleAgentEnv
 
 SELF = "self"
 
-#: Stock cards shown to the critic in draw order (one-hot each).
-STOCK_LOOKAHEAD = 4
 
-
-def privileged_size(num_players: int) -> int:
-    """Hands of the n-1 opponents, the stock as a set, the next stock cards."""
-    return 52 * (num_players - 1) + 52 + 52 * STOCK_LOOKAHEAD
-
-
-_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
-                      bitorder="little").astype(np.float32)
-
-
-def _bits52(mask: int) -> np.ndarray:
-    return _BITS[np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8)].ravel()[:52]
-
-
-def privileged_features(game, seat: int) -> np.ndarray:
-    """The hidden information of ``game`` seen from ``seat`` (opponents clockwise)."""
-    n = game.num_players
-    out = np.zeros(privileged_size(n), np.float32)
-    for k in range(1, n):
-        out[52 * (k - 1):52 * k] = _bits52(game.hands[(seat + k) % n])
-    base = 52 * (n - 1)
-    stock = game.stock
-    mask = 0
-    for c in stock:
-        mask |= 1 << c
-    out[base:base + 52] = _bits52(mask)
-    base += 52
-    for j in range(min(STOCK_LOOKAHEAD, len(stock))):
-        out[base + 52 * j + stock[-1 - j]] = 1.0  # stock[-1] is drawn next
-    return out
-
-
-
+def win_share(charges) -> float:
+    """Seat 0's ``"win"`` reward (``deal_rewards``) when the lowest charges win: +1 split
+    among them, -1 among the others, 0 when everyone ties. Training's ``win_bonus``
+    scales it (here, not in the env: it is a training choice, not a rule)."""
+    low = min(charges)
+    return deal_rewards(list(charges), [c == low for c in charges], "win")[0]
 
 
 class SnapshotAgent:
@@ -313,9 +290,9 @@ class LeagueEnv(gym.Env):
     def _obs(self, obs: np.ndarray) -> np.ndarray:
         parts = [obs]
         if "mask" in self.features:
-            parts.append(self.inner._mask.astype(np.float32))
+            parts.append(self.inner.legal_mask.astype(np.float32))
         if self.privileged:
-            parts.append(privileged_features(self.inner.aec.game, self.inner._seat))
+            parts.append(privileged_features(self.inner.game, self.inner.seat))
         return np.concatenate(parts) if len(parts) > 1 else obs
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -347,7 +324,7 @@ class LeagueEnv(gym.Env):
         """Plays the learner's forced moves (a single legal action) itself."""
         inner = self.inner
         while not (terminated or truncated):
-            legal = np.flatnonzero(inner._mask)
+            legal = np.flatnonzero(inner.legal_mask)
             if legal.size != 1:
                 break
             obs, r, terminated, truncated, info = inner.step(int(legal[0]))
@@ -376,7 +353,7 @@ class LeagueEnv(gym.Env):
     def _result(self) -> dict:
         game = self.inner.aec.game
         n = self.num_players
-        seat = self.inner._seat
+        seat = self.inner.seat
         order = [(seat + k) % n for k in range(n)]
         scores = game.totals if self.multi_deal else game.charges
         charges = [int(scores[i]) for i in order]

@@ -11,11 +11,11 @@ differs (one splitmix64 stream per game instead of ``numpy.random.Generator``).
   games=)``, ``step(actions, auto_reset=, terminal_obs=, terminal_seats=)`` ->
   ``StepResult(obs, masks, done, reason, rewards, charges, winners, current)``,
   ``observe(seats, games)``, ``action_masks(games)``, ``game_state(b)``.
-* ``RandomPolicy(B, seed)``, ``GreedyPolicy(B)`` and ``HeuristicPolicy(B, rules)``:
-  batched bots, ``policy(game) -> actions`` (the heuristic also ``policy(obs, masks)``),
-  choosing exactly as ``agents.greedy`` / ``agents.heuristic`` do.
+* ``RandomPolicy(B, seed)``: random legal play, ``policy(game) -> actions``. The bots'
+  numba ports live beside the bots, above this package: ``agents.greedy.batched.
+  GreedyPolicy`` and ``agents.heuristic.batched.HeuristicPolicy``.
 * ``BatchedEnv(B, rules, opponent=, learner_seat=, seed=)``: one learner seat per
-  game, opponents batched (in the kernel, or one call of a policy for all games);
+  game, opponents batched (random in the kernel, or one call of a policy for all games);
   ``reset() -> (obs, masks)``, ``step(actions) -> (obs, rewards, dones, infos)``.
 
 Example::
@@ -32,20 +32,9 @@ Example::
 ``python -m benchmarks.batched`` measures throughput and compile times.
 """
 
-from .core import (
-    BatchedGame,
-    GreedyPolicy,
-    RandomPolicy,
-    StepResult,
-    rules_vector,
-    uint8_scale,
-)
+from .core import BatchedGame, RandomPolicy, StepResult, rules_vector, uint8_scale
 from .env import BatchedEnv
-from .heuristic import HeuristicPolicy
 from .kernels import REASON_NAMES
 
-__all__ = [
-    "REASON_NAMES", "BatchedEnv", "BatchedGame", "GreedyPolicy", "HeuristicPolicy", "RandomPolicy",
-    "StepResult",
-    "rules_vector", "uint8_scale",
-]
+__all__ = ["REASON_NAMES", "BatchedEnv", "BatchedGame", "RandomPolicy", "StepResult",
+           "rules_vector", "uint8_scale"]

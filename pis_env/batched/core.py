@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine import GameState, IllegalActionError, action_name
+from ..observation import SIZE_SCALE, Layout
 from ..rules import Rules
 from . import kernels as K
 
@@ -34,6 +35,7 @@ def rules_vector(rules: Rules) -> np.ndarray:
     cfg[K.C_MAX_TURNS] = rules.max_turns or 0
     cfg[K.C_WIN] = rules.reward == "win"
     cfg[K.C_TERMINATE] = rules.illegal_action == "terminate"
+    cfg[K.C_O_STOCK:K.C_O_SCORES + 1] = K.layout_starts(rules.num_players, rules.num_deals)
     return cfg
 
 
@@ -50,11 +52,12 @@ def size_table(dtype) -> np.ndarray:
 def uint8_scale(num_players: int, num_deals: int = 1) -> np.ndarray:
     """float32 factors that turn a uint8 observation into the float one (up to float32
     rounding): 1 for 0/1 entries, 1/52 for hand and stock sizes, 1/255 for match scores."""
-    size = K.obs_size(num_players, num_deals)
-    scale = np.ones(size, dtype=np.float32)
-    scale[K.O_SIZES:K.O_SIZES + num_players + 1] = 1.0 / 52.0
+    layout = Layout.of(num_players, num_deals)
+    scale = np.ones(layout.size, dtype=np.float32)
+    scale[layout.offsets["hand_sizes"]] = 1.0 / SIZE_SCALE
+    scale[layout.offsets["stock_size"]] = 1.0 / SIZE_SCALE
     if num_deals > 1:
-        scale[size - num_players:] = 1.0 / 255.0
+        scale[layout.offsets["scores"]] = 1.0 / 255.0
     return scale
 
 
@@ -133,6 +136,13 @@ class BatchedGame:
         self._no_term_obs = np.zeros((0, self.obs_size), dtype=self.obs_dtype)
         self._no_masks = np.zeros((0, K.NUM_ACTIONS), dtype=np.int8)
         self._shape = (B,)
+        #: The arrays above as the one value the stepping kernels take, and where a step
+        #: writes its results (with and without observations and masks).
+        self.batch = K.Batch(self.st, self.stock, self.decks, self.rng, self.cfg,
+                             self.size_tab)
+        self._out = K.StepOut(self.reason, self._done, self.charges, self._winners,
+                              self.rewards, self.obs, self.masks)
+        self._out_no_obs = self._out._replace(obs=self._no_term_obs, masks=self._no_masks)
         self._result = StepResult(self.obs, self.masks, self.done, self.reason, self.rewards,
                                   self.charges, self.winners, self.st[:, K.CUR])
         self.reset(seed=np.random.SeedSequence().entropy if seed is None else seed)
@@ -343,13 +353,8 @@ class BatchedGame:
                 raise ValueError("terminal_obs must be a [B, L] array of obs_dtype")
             term_seats = _as_index_array(-1 if terminal_seats is None else terminal_seats,
                                          self.num_games, "terminal_seats")
-        if write_obs:
-            obs, masks = self.obs, self.masks
-        else:
-            obs, masks = self._no_term_obs, self._no_masks
-        bad = K.step_games(self.st, self.stock, self.decks, self.rng, self.cfg, acts,
-                           auto_reset, self.reason, self._done, self.charges, self._winners,
-                           self.rewards, term_seats, term_obs, obs, masks, self.size_tab)
+        out = self._out if write_obs else self._out_no_obs
+        bad = K.step_games(self.batch, acts, auto_reset, out, term_seats, term_obs)
         if bad < 0:
             raise ValueError(f"game {-bad - 1}: the match is over; reset it (or use "
                              "auto_reset)")
@@ -405,17 +410,4 @@ class RandomPolicy:
     def __call__(self, game: BatchedGame) -> np.ndarray:
         """Actions [B] (``-1`` where the match is over); a reused buffer."""
         K.random_actions(game.st, self.rng, self.out)
-        return self.out
-
-
-class GreedyPolicy:
-    """The greedy bot (``agents.greedy``), batched: the legal card with the most penalty
-    points (lowest id on ties); when nominating, the legal suit with the most non-Jack
-    cards in hand (ties: more points in it, then the lower suit); else draw; else pass."""
-
-    def __init__(self, num_games: int):
-        self.out = np.empty(num_games, dtype=np.int64)
-
-    def __call__(self, game: BatchedGame) -> np.ndarray:
-        K.greedy_actions(game.st, self.out)
         return self.out

@@ -16,10 +16,12 @@ from . import kernels as K
 from .core import BatchedGame
 
 #: An external opponent: ``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]``,
-#: called once per round for every game waiting on it (one torch forward pass).
+#: called once per round for every game waiting on it (one torch forward pass). A policy
+#: that reads the engine arrays itself (the numba bots of ``agents``) defines
+#: ``state_actions(game, games) -> actions`` instead, and no observation is built for it.
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-_BUILTIN = {"random": 0, "greedy": 1}
+_BUILTIN = {"random": K.RANDOM}
 
 
 class BatchedEnv:
@@ -29,11 +31,13 @@ class BatchedEnv:
     ``BatchedEnv(num_envs, rules=None, *, opponent="random", learner_seat=0, seed=None,
     skip_forced=False, obs_dtype=np.float32, **rules_options)``
 
-    * ``opponent``: ``"random"``, ``"greedy"`` (both run inside the numba kernel), or a
-      callable ``policy(obs, masks) -> actions`` (batched, e.g. a torch snapshot: one call
-      per round for all games waiting on it); or a sequence with one of those per seat
-      (the learner's entry is ignored). ``opponent_kinds[b, seat]`` can be changed
-      between steps (0 random, 1 greedy, ``2 + i`` the callable ``policies[i]``).
+    * ``opponent``: ``"random"`` (random legal play inside the numba kernel), or a
+      callable ``policy(obs, masks) -> actions`` (batched, e.g. a torch snapshot or a bot
+      of ``agents``, such as ``agents.greedy.batched.GreedyPolicy``: one call per round
+      for all games waiting on it); or a sequence with one of those per seat (the
+      learner's entry is ignored). ``opponent_kinds[b, seat]`` can be changed between
+      steps (0 random, ``1 + i`` the callable ``policies[i]``). This package holds the
+      rules only: the bots live in ``agents`` and are handed in.
     * ``learner_seat``: a seat index, or ``"random"`` (drawn anew for every match).
     * ``skip_forced``: the kernel plays the learner's forced moves (a single legal
       action), so every step is a real decision; a match that ends before the learner's
@@ -125,11 +129,12 @@ class BatchedEnv:
     def _kind_of(self, opponent) -> int:
         if isinstance(opponent, str):
             if opponent not in _BUILTIN:
-                raise ValueError(f"opponent {opponent!r}: allowed 'random', 'greedy' or a "
-                                 "callable policy(obs, masks) -> actions")
+                raise ValueError(f"opponent {opponent!r}: allowed 'random' or a callable "
+                                 "policy(obs, masks) -> actions (the bots of agents, e.g. "
+                                 "agents.greedy.batched.GreedyPolicy())")
             return _BUILTIN[opponent]
-        if not callable(opponent):
-            raise ValueError(f"opponent must be 'random', 'greedy' or callable, got "
+        if not callable(opponent) and not hasattr(opponent, "state_actions"):
+            raise ValueError(f"opponent must be 'random' or a callable policy, got "
                              f"{opponent!r}")
         for i, known in enumerate(self.policies):
             if known is opponent:
@@ -211,15 +216,15 @@ class BatchedEnv:
         self._carry[:] = 0.0
         self._done[:] = 0
         self._reason[:] = 0
+        out = K.StepOut(self._reason, self._done, game.charges, game._winners, game.rewards,
+                        self.obs, self.masks)
+        seats = K.LearnerSeats(
+            self.learner, self.opponent_kinds, self.opp_rng, self.seat_rng, self._reward,
+            self._carry, self._wait, self.decisions, self.terminal_obs, self._ended_totals,
+            self.term_kinds, self.term_st, self.term_stock, self.mix_cum, self.mix_table,
+            self.mix_per_game, self.mix_rng, self.skip_forced)
         while True:
-            K.env_advance(game.st, game.stock, game.decks, game.rng, game.cfg, self.learner,
-                          self.opponent_kinds, self.opp_rng, self.seat_rng, actions,
-                          self._reward, self._carry, self._done, self._reason, game.charges,
-                          game._winners, game.rewards, self.terminal_obs,
-                          self._ended_totals, self.term_kinds, self.term_st,
-                          self.term_stock, self._wait, self.decisions, self.obs, self.masks,
-                          game.size_tab, self.mix_cum, self.mix_table, self.mix_per_game,
-                          self.mix_rng, self.skip_forced)
+            K.env_advance(game.batch, out, seats, actions)
             actions = self._external_actions()
             if actions is None:
                 return
@@ -236,7 +241,10 @@ class BatchedEnv:
         for kind in np.unique(kinds):
             games = waiting[kinds == kind]
             policy = self.policies[kind - K.EXTERNAL]
-            chosen = policy(game.observe(games=games), game.action_masks(games=games))
+            if hasattr(policy, "state_actions"):
+                chosen = policy.state_actions(game, games)
+            else:
+                chosen = policy(game.observe(games=games), game.action_masks(games=games))
             actions[games] = np.asarray(chosen, dtype=np.int64)
         self._wait[:] = 0
         return actions

@@ -24,25 +24,41 @@ call overhead.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-# ---------------------------------------------------------------------- constants
-NUM_CARDS = 52
-NUM_ACTIONS = 58
-NOMINATE_BASE = 52
-DRAW = 56
-PASS = 57
-MAX_PLAYERS = 7
-CARDS_PER_HAND = 7
-OPENING, PLAY, NOMINATE, ACE_PHASE = 0, 1, 2, 3
-JACK, SEVEN, EIGHT, TEN, ACE = 9, 5, 6, 8, 12
+from .. import actions as _actions
+from .. import cards as _cards
+from .. import engine as _engine
+from .. import observation as _observation
+from ..scoring import (
+    FORFEIT_FACTOR,
+    FORFEIT_FINE,
+    JACK_MULTIPLIER,
+    POINTS_SCALE,
+    SEVEN_MULTIPLIER,
+)
 
-# Why a deal ended (``st[b, REASON]``); the reference engine's strings in this order.
-NOT_OVER, GOING_OUT, EMPTY_STOCK, ILLEGAL, TRUNCATED = 0, 1, 2, 3, 4
-REASON_NAMES = (None, "going_out", "empty_stock", "illegal", "truncated")
+# ---------------------------------------------------------------------- constants
+# Every fact below is imported from the module that owns it (cards, action ids, phases,
+# end reasons, the observation layout) and only turned into the int64 scalars and arrays
+# that numba freezes into the machine code.
+NUM_ACTIONS, NOMINATE_BASE, DRAW, PASS = _actions.NUM_ACTIONS, _actions.NOMINATE_BASE, \
+    _actions.DRAW, _actions.PASS
+NUM_CARDS, MAX_PLAYERS, CARDS_PER_HAND = _cards.NUM_CARDS, _cards.MAX_PLAYERS, \
+    _cards.CARDS_PER_HAND
+OPENING, PLAY, NOMINATE, ACE_PHASE = _engine.OPENING, _engine.PLAY, _engine.NOMINATE, \
+    _engine.ACE_PHASE
+JACK, SEVEN, EIGHT, TEN, ACE = _cards.JACK, _cards.SEVEN, _cards.EIGHT, _cards.TEN, _cards.ACE
+
+# Why a deal ended (``st[b, REASON]``): the index of the engine's string in REASON_NAMES.
+REASON_NAMES = (None, _engine.GOING_OUT, _engine.EMPTY_STOCK, _engine.ILLEGAL,
+                _engine.TRUNCATED)
+NOT_OVER, GOING_OUT, EMPTY_STOCK, ILLEGAL, TRUNCATED = range(len(REASON_NAMES))
 
 # Fields of ``st``.
 CUR, PHASE, TOP, SUIT, PEND, DRAWN, DIR, DEALER, OPENED, TURNS = range(10)
@@ -61,43 +77,106 @@ FIELDS = {
     "last": LAST, "hands": HAND, "drew_on": DREW, "totals": TOTAL,
 }
 
-# Entries of ``cfg``.
+# Entries of ``cfg``: the rules, then the starts of the observation segments whose place
+# depends on the table size (``Layout.of(n, num_deals)``; -1 when absent).
 C_N, C_DRAW, C_DOUBLE, C_CONTINUE, C_OTHER, C_FIRST_ROUND, C_RESHUFFLE = range(7)
 C_DEALS, C_MAX_TURNS, C_WIN, C_TERMINATE = range(7, 11)
-NCFG = 11
+C_O_STOCK, C_O_DISCARD, C_O_DREW, C_O_DEAL, C_O_SCORES = range(11, 16)
+NCFG = 16
 CFG = ("num_players", "draw_rule", "seven_penalty", "after_penalty", "nominate", "opening",
        "empty_stock", "num_deals", "max_turns", "reward", "illegal_action")
+#: The segments whose start ``cfg`` holds, in the order of ``C_O_STOCK`` ...
+CFG_SEGMENTS = ("stock_size", "discard", "drew_on_suit", "deal", "scores")
 
-DRAW_BIT = np.int64(1) << np.int64(DRAW)
-PASS_BIT = np.int64(1) << np.int64(PASS)
-NOMINATE_BITS = np.int64(0b1111) << np.int64(NOMINATE_BASE)
-SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.int64)
-RANK_MASKS = np.array(
-    [sum(1 << (13 * s + r) for s in range(4)) for r in range(13)], dtype=np.int64
-)
+DRAW_BIT = np.int64(_actions.DRAW_BIT)
+PASS_BIT = np.int64(_actions.PASS_BIT)
+NOMINATE_BITS = np.int64(_actions.NOMINATE_BITS)
+SUIT_MASKS = np.array(_cards.SUIT_MASKS, dtype=np.int64)
+RANK_MASKS = np.array(_cards.RANK_MASKS, dtype=np.int64)
 JACKS = RANK_MASKS[JACK]
 SEVENS = RANK_MASKS[SEVEN]
 ACE_EXTRA = RANK_MASKS[ACE] | JACKS
-RANK_POINTS = np.array([2, 3, 4, 5, 6, 20, 8, 9, 10, 25, 10, 10, 15], dtype=np.int64)
-CARD_POINTS = np.array([RANK_POINTS[c % 13] for c in range(NUM_CARDS)], dtype=np.int64)
+RANK_POINTS = np.array(_cards.RANK_POINTS, dtype=np.int64)
+CARD_POINTS = np.array(_cards.CARD_POINTS, dtype=np.int64)
 # Points of every 13-bit suit chunk: a hand's points are four look-ups.
-CHUNK_POINTS = np.array(
-    [sum(int(RANK_POINTS[r]) for r in range(13) if (m >> r) & 1) for m in range(1 << 13)],
-    dtype=np.int64,
-)
+CHUNK_POINTS = np.array([_cards.points_of(m) for m in range(1 << 13)], dtype=np.int64)
 CHUNK = np.int64((1 << 13) - 1)
 
-# Observation layout offsets (see ``pis_env.observation.segment_table``).
+# Starts of the observation segments that come before ``hand_sizes``: their place does not
+# depend on the table size, so they are compile-time constants.
+_FIXED = _observation.Layout.of(2).offsets
 O_HAND, O_TOP, O_SUIT, O_PEND, O_PHASE, O_DRAWN, O_DIR, O_SIZES = (
-    0, 52, 104, 108, 113, 117, 118, 119
-)
-MAX_PENDING_SEVENS = 4
+    _FIXED[name].start for name in ("hand", "top_card", "active_suit", "pending_sevens",
+                                    "phase", "has_drawn", "direction", "hand_sizes"))
+MAX_PENDING_SEVENS = _observation.MAX_PENDING_SEVENS
+SCORE_SCALE = _observation.SCORE_SCALE
+
+
+def layout_starts(n: int, num_deals: int) -> list[int]:
+    """The ``cfg`` entries ``C_O_STOCK`` ... : where :data:`CFG_SEGMENTS` start."""
+    offsets = _observation.Layout.of(n, num_deals).offsets
+    return [offsets[name].start if name in offsets else -1 for name in CFG_SEGMENTS]
 
 
 def obs_size(n: int, num_deals: int) -> int:
-    """Observation length for ``n`` players and ``num_deals`` deals (= ``Layout.size``)."""
-    size = O_SIZES + n + 1 + NUM_CARDS + 4 * (n - 1)
-    return size + (num_deals + n if num_deals > 1 else 0)
+    """Observation length for ``n`` players and ``num_deals`` deals (``Layout.size``)."""
+    return _observation.Layout.of(n, num_deals).size
+
+
+# ---------------------------------------------------------------------- state bundles
+class Batch(NamedTuple):
+    """The arrays of a batch of matches, passed to the stepping kernels as one value (as
+    pgx passes one ``State``): the rows of :data:`FIELDS`, the stocks, the stacked decks,
+    the RNG streams, the rules vector and the observation value table (``size_tab[k]`` is
+    what a count ``k`` is written as)."""
+
+    st: np.ndarray
+    stock: np.ndarray
+    decks: np.ndarray
+    rng: np.ndarray
+    cfg: np.ndarray
+    size_tab: np.ndarray
+
+
+class StepOut(NamedTuple):
+    """Where a step writes its per-game results: why a deal ended, whether the match
+    did, the ended deal's charges, winners and rewards, and the observations and masks of
+    the players to move (zero-row arrays: not written)."""
+
+    reason: np.ndarray
+    done: np.ndarray
+    charges: np.ndarray
+    winners: np.ndarray
+    rewards: np.ndarray
+    obs: np.ndarray
+    masks: np.ndarray
+
+
+class LearnerSeats(NamedTuple):
+    """``BatchedEnv``'s side of :func:`env_advance`: the learner's seat per game
+    (``learner[b]``: seat, redraw, fresh), the opponents' kinds and RNG streams, the
+    rewards owed to the learner, which games wait on an outside policy, the decision
+    counters, the record of every finished match (``term_*``), the opponent mix
+    (``mix_cum`` / ``mix_table``, empty: none) and ``skip_forced``."""
+
+    learner: np.ndarray
+    kinds: np.ndarray
+    opp_rng: np.ndarray
+    seat_rng: np.ndarray
+    reward: np.ndarray
+    carry: np.ndarray
+    wait: np.ndarray
+    decisions: np.ndarray
+    term_obs: np.ndarray
+    term_totals: np.ndarray
+    term_kinds: np.ndarray
+    term_st: np.ndarray
+    term_stock: np.ndarray
+    mix_cum: np.ndarray
+    mix_table: np.ndarray
+    mix_per_game: bool
+    mix_rng: np.ndarray
+    skip_forced: bool
 
 
 # ---------------------------------------------------------------------- bit helpers
@@ -313,7 +392,7 @@ def _end_deal(st, b, cfg, reason, charges, winners, out_charges, out_winners, ou
             out_rewards[b, i] = 0.0
         elif cfg[C_WIN] == 0:
             c = charges[i]
-            out_rewards[b, i] = ((total - c) / (n - 1) - c) / 100.0
+            out_rewards[b, i] = ((total - c) / (n - 1) - c) / POINTS_SCALE
         elif num_winners == 0 or num_winners == n:
             out_rewards[b, i] = 0.0
         elif winners[i]:
@@ -387,7 +466,7 @@ def _forfeit(st, b, cfg, out_charges, out_winners, out_rewards):
     p = st[b, CUR]
     charges = np.zeros(n, np.int64)
     winners = np.ones(n, np.int64)
-    charges[p] = 3 * points_of(st[b, HAND + p]) + 100
+    charges[p] = FORFEIT_FACTOR * points_of(st[b, HAND + p]) + FORFEIT_FINE
     winners[p] = 0
     _end_deal(st, b, cfg, np.int64(ILLEGAL), charges, winners,
               out_charges, out_winners, out_rewards)
@@ -421,7 +500,8 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
         elif hand == 0:
             if rank != JACK:
                 st[b, SUIT] = suit
-            mult = 3 if rank == SEVEN else 2 if rank == JACK else 1
+            mult = (SEVEN_MULTIPLIER if rank == SEVEN else JACK_MULTIPLIER if rank == JACK
+                    else 1)
             charges = np.empty(n, np.int64)
             winners = np.zeros(n, np.int64)
             for i in range(n):
@@ -493,6 +573,14 @@ def write_obs(st, cfg, b, observer, row, size_tab):
     observations, ``k`` in uint8 ones); match scores are ``t / (t + 100)`` (float) or
     ``round(255 t / (t + 100))`` (uint8)."""
     n = cfg[C_N]
+    deals = cfg[C_DEALS]
+    # The layout's starts, read before the first store into ``row`` (after it, LLVM would
+    # reload them from ``cfg`` for every write: it cannot tell the two arrays apart).
+    o_stock = cfg[C_O_STOCK]
+    o_discard = cfg[C_O_DISCARD]
+    o_drew = cfg[C_O_DREW]
+    o_deal = cfg[C_O_DEAL]
+    o_scores = cfg[C_O_SCORES]
     row[:] = 0
     _write_bits(row, O_HAND, st[b, HAND + observer])
     top = st[b, TOP]
@@ -505,9 +593,6 @@ def write_obs(st, cfg, b, observer, row, size_tab):
         row[O_DRAWN] = 1
     if st[b, DIR] == 1:
         row[O_DIR] = 1
-    o_stock = O_SIZES + n
-    o_discard = o_stock + 1
-    o_drew = o_discard + NUM_CARDS
     seat = observer
     for k in range(n):
         row[O_SIZES + k] = size_tab[popcount(st[b, HAND + seat])]
@@ -522,15 +607,12 @@ def write_obs(st, cfg, b, observer, row, size_tab):
             seat = 0
     row[o_stock] = size_tab[st[b, SLEN] - st[b, SPOS]]
     _write_bits(row, o_discard, st[b, PILE])
-    deals = cfg[C_DEALS]
     if deals > 1:
-        o_deal = o_drew + 4 * (n - 1)
-        o_scores = o_deal + deals
         row[o_deal + st[b, DEAL]] = 1
         seat = observer
         for k in range(n):
             t = st[b, TOTAL + seat]
-            v = t / (t + 100.0)
+            v = t / (t + SCORE_SCALE)
             if size_tab[1] == 1:  # uint8 observations
                 row[o_scores + k] = np.int64(v * 255.0 + 0.5)
             else:
@@ -581,21 +663,22 @@ def check_actions(st, actions, allow_illegal):
 
 
 @njit(cache=True)
-def step_games(st, stock, decks, rng, cfg, actions, auto_reset,
-               out_reason, out_done, out_charges, out_winners, out_rewards,
-               term_seats, term_obs, obs, masks, size_tab):
+def step_games(g, actions, auto_reset, out, term_seats, term_obs):
     """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``, after checking
     them all (:func:`check_actions`; an illegal action forfeits with
     ``illegal_action="terminate"``): returns that check's code, and changes nothing
-    unless it is 0.
+    unless it is 0. ``g`` is the :class:`Batch`, ``out`` the :class:`StepOut`.
 
-    Per game: ``out_reason[b]`` why a deal ended at this step (0: none), ``out_done[b]``
-    the match ended; where a deal ended ``out_charges``, ``out_winners``, ``out_rewards``
+    Per game: ``out.reason[b]`` why a deal ended at this step (0: none), ``out.done[b]``
+    the match ended; where a deal ended ``out.charges``, ``out.winners``, ``out.rewards``
     hold its results. A finished deal of an unfinished match deals the next one at once
     (as the AEC env does). A finished match writes its final position seen by
     ``term_seats[b]`` (``< 0``: the player who acted) into ``term_obs[b]`` when
-    ``term_obs`` has B rows, then with ``auto_reset`` starts a new match. When ``obs`` /
-    ``masks`` have B rows they receive every game's current observation / mask."""
+    ``term_obs`` has B rows, then with ``auto_reset`` starts a new match. When
+    ``out.obs`` / ``out.masks`` have B rows they receive every game's current observation
+    / mask."""
+    st, stock, decks, rng, cfg, size_tab = g
+    out_reason, out_done, out_charges, out_winners, out_rewards, obs, masks = out
     code = check_actions(st, actions, cfg[C_TERMINATE] != 0)
     if code != 0:
         return code
@@ -643,61 +726,15 @@ def random_actions(st, rng, out):
         out[b] = random_action(st[b, LEGAL], rng, b)
 
 
-@njit(cache=True)
-def greedy_action(st, b):
-    """The greedy bot (``agents.greedy.greedy_action``): the legal card with the most
-    penalty points (lowest id on ties); after a Jack the legal suit with the most
-    non-Jack cards in hand (ties: more points in it, then the lower suit); else draw;
-    else pass. ``-1`` when nothing is legal."""
-    legal = st[b, LEGAL]
-    if legal == 0:
-        return -1
-    cards = legal & ((np.int64(1) << NUM_CARDS) - 1)
-    if cards:
-        best = -1
-        best_pts = -1
-        while cards:
-            c = lowbit_index(cards)
-            cards &= cards - 1
-            if CARD_POINTS[c] > best_pts:
-                best_pts = CARD_POINTS[c]
-                best = c
-        return best
-    if legal & NOMINATE_BITS:
-        hand = st[b, HAND + st[b, CUR]] & ~JACKS
-        best = -1
-        best_key = -1
-        for s in range(4):
-            if (legal >> (NOMINATE_BASE + s)) & 1:
-                suited = hand & SUIT_MASKS[s]
-                key = popcount(suited) * 1024 + points_of(suited)
-                if key > best_key:
-                    best_key = key
-                    best = NOMINATE_BASE + s
-        return best
-    if legal & DRAW_BIT:
-        return DRAW
-    return PASS
-
-
-@njit(cache=True)
-def greedy_actions(st, out):
-    for b in range(out.shape[0]):
-        out[b] = greedy_action(st, b)
-
-
-@njit(cache=True, inline="always")
-def policy_action(kind, st, rng, b):
-    if kind == 0:
-        return random_action(st[b, LEGAL], rng, b)
-    return greedy_action(st, b)
 
 
 # ---------------------------------------------------------------------- learner env
 # ``learner[b]``: (seat, redraw the seat for every new match, fresh). ``fresh``: the
 # learner has not decided yet in the current match.
 L_SEAT, L_REDRAW, L_FRESH = 0, 1, 2
-EXTERNAL = 2  # opponent kinds: 0 random, 1 greedy, >= 2 a policy outside the kernel
+# Opponent kinds: 0 random legal play (in the kernel); >= EXTERNAL a policy outside the
+# kernel (the bots live above this package: ``BatchedEnv`` calls them between rounds).
+RANDOM, EXTERNAL = 0, 1
 
 
 @njit(cache=True)
@@ -733,17 +770,14 @@ def draw_all_opponents(kinds, n, cum, table, per_game, rng):
 
 
 @njit(cache=True)
-def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, actions,
-                reward, carry, done, out_reason, out_charges, out_winners, out_rewards,
-                term_obs, term_totals, term_kinds, term_st, term_stock, wait, decisions,
-                obs, masks, size_tab, cum, table, per_game, mix_rng, skip_forced):
+def env_advance(g, out, env, actions):
     """Advance every game ``b`` with ``actions[b] != -2`` for ``BatchedEnv``: apply
     ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
-    play in-kernel opponents (``kinds[b, seat]`` 0 random, 1 greedy) until it is the
+    play in-kernel opponents (``kinds[b, seat]`` 0: random legal play) until it is the
     learner's turn (``wait[b] = 0``; its observation and mask are written) or an external
-    opponent's (``wait[b] = kinds[b, seat] >= 2``). With ``skip_forced`` the learner's
-    forced moves (a single legal action) are played here too, and do not count as its
-    first decision of a match.
+    opponent's (``wait[b] = kinds[b, seat] >= EXTERNAL``: a bot or network outside).
+    With ``skip_forced`` the learner's forced moves (a single legal action) are played
+    here too, and do not count as its first decision of a match.
 
     Rewards of deals that end go to ``reward[b]`` (the learner's seat's); a finished match
     sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``,
@@ -752,7 +786,16 @@ def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, a
     opponents are drawn from the mix (:func:`draw_opponents`) when ``cum`` is not empty.
     Until the learner's first decision in a new match, its deal rewards wait in
     ``carry[b]`` for the next step; a new match that ends before that decision is
-    discarded (an episode needs at least one decision)."""
+    discarded (an episode needs at least one decision).
+
+    ``g``: the :class:`Batch`; ``out``: the :class:`StepOut` (``out.done`` is the
+    learner's episode end, ``out.obs`` / ``out.masks`` its view); ``env``: the
+    :class:`LearnerSeats`."""
+    st, stock, decks, rng, cfg, size_tab = g
+    out_reason, done, out_charges, out_winners, out_rewards, obs, masks = out
+    (learner, kinds, opp_rng, seat_rng, reward, carry, wait, decisions, term_obs,
+     term_totals, term_kinds, term_st, term_stock, cum, table, per_game, mix_rng,
+     skip_forced) = env
     n = cfg[C_N]
     mix = cum.shape[0] > 0
     for b in range(actions.shape[0]):
@@ -808,4 +851,4 @@ def env_advance(st, stock, decks, rng, cfg, learner, kinds, opp_rng, seat_rng, a
             if kind >= EXTERNAL:
                 wait[b] = kind
                 break
-            a = policy_action(kind, st, opp_rng, b)
+            a = random_action(st[b, LEGAL], opp_rng, b)

@@ -15,7 +15,7 @@ from pis_env.cards import CARD_POINTS, JACKS, NUM_CARDS, SUIT_MASKS, points_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS
 from pis_env.observation import Layout
 
-from .base import Agent, legal_actions
+from ..base import Agent, legal_actions
 
 
 def longest_suit(hand: int, allowed: list[int]) -> int:

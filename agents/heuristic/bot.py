@@ -54,7 +54,7 @@ from pis_env.engine import ACE_PHASE, DRAW, NOMINATE, NOMINATE_BASE, OPENING, PA
 from pis_env.observation import SIZE_SCALE, Layout
 from pis_env.rules import Rules
 
-from .base import Agent
+from ..base import Agent
 
 _SUITS = range(4)
 _ACES = RANK_MASKS[ACE]

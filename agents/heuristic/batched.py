@@ -22,8 +22,8 @@ Two front ends feed the kernel the facts the reference reads from an observation
 
 Example::
 
+    from agents.heuristic.batched import HeuristicPolicy
     from pis_env.batched import BatchedEnv, BatchedGame
-    from pis_env.batched.heuristic import HeuristicPolicy
 
     game = BatchedGame(1024, num_players=4, seed=0)
     bot = HeuristicPolicy(1024)
@@ -36,9 +36,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..rules import Rules
-from . import kernels as K
-from .kernels import lowbit_index, popcount
+from pis_env.batched import kernels as K
+from pis_env.batched.core import rules_vector
+from pis_env.batched.kernels import lowbit_index, popcount
+from pis_env.rules import Rules
+
+from .bot import DEFAULT_PARAMS
 
 FULL_DECK = (np.int64(1) << np.int64(K.NUM_CARDS)) - np.int64(1)
 NOT_JACKS = FULL_DECK & ~K.JACKS
@@ -66,8 +69,6 @@ def params_vector(params=None) -> np.ndarray:
     """The float64 vector the kernel reads from an ``agents.heuristic.Params`` (default:
     ``DEFAULT_PARAMS``). Every integer weight is exact in float64."""
     if params is None:
-        from agents.heuristic import DEFAULT_PARAMS
-
         params = DEFAULT_PARAMS
     vec = np.zeros(NPARAMS, dtype=np.float64)
     for i, name in enumerate(PARAM_NAMES):
@@ -461,13 +462,16 @@ def _one_hot(row, start, length, default):
 
 
 @njit(cache=True)
-def heuristic_actions_obs(obs, masks, n, other, size_scale, P, out):
+def heuristic_actions_obs(obs, masks, cfg, size_scale, P, out):
     """The heuristic's action for every row of observations [K, L] and int8 masks
-    [K, 58] (``ObservationReader.read`` then ``choose``); ``-1`` for an all-zero mask.
-    ``size_scale``: 52 for float observations, 1 for uint8 ones."""
-    o_stock = K.O_SIZES + n
-    o_discard = o_stock + 1
-    o_drew = o_discard + K.NUM_CARDS
+    [K, 58] (``ObservationReader.read`` then ``choose``) of the table ``cfg``
+    (``rules_vector``: player count, ``nominate`` and the segment starts); ``-1`` for an
+    all-zero mask. ``size_scale``: 52 for float observations, 1 for uint8 ones."""
+    n = cfg[K.C_N]
+    other = cfg[K.C_OTHER] != 0
+    o_stock = cfg[K.C_O_STOCK]
+    o_discard = cfg[K.C_O_DISCARD]
+    o_drew = cfg[K.C_O_DREW]
     sizes = np.zeros(n, dtype=np.int64)
     voids = np.zeros(n, dtype=np.int64)
     stk = np.zeros((STACK, 5), dtype=np.int64)
@@ -527,7 +531,7 @@ class HeuristicPolicy:
             rules = rules.replace(**options)
         self.rules = rules
         self.num_players = rules.num_players
-        self.nominate_other = rules.nominate == "other"
+        self.cfg = rules_vector(rules)
         self.params = params_vector(params)
         self.out = np.empty(int(num_games), dtype=np.int64)
 
@@ -563,7 +567,7 @@ class HeuristicPolicy:
             masks = np.ascontiguousarray(masks)
         scale = 1.0 if obs.dtype == np.uint8 else 52.0
         out = np.empty(obs.shape[0], dtype=np.int64)
-        heuristic_actions_obs(obs, masks, n, self.nominate_other, scale, self.params, out)
+        heuristic_actions_obs(obs, masks, self.cfg, scale, self.params, out)
         return out
 
     def __repr__(self) -> str:
