@@ -84,27 +84,29 @@ class ObservationEncoder:
         self.tensor = np.zeros(self.layout.size, dtype=np.float32)
         self.dict = {name: self.tensor[s] for name, s in self.layout.offsets.items()}
         self.dict["drew_on_suit"] = self.dict["drew_on_suit"].reshape(num_players - 1, 4)
+        self._views = tuple(self.dict[name] for name, _ in segment_table(num_players)[:11])
+        self._match_views = (self.dict["deal"], self.dict["scores"]) if num_deals > 1 else ()
 
     def set_from(self, state: GameState, observer: int) -> None:
         """Writes ``state`` seen by ``observer`` into :attr:`tensor`."""
         self.tensor.fill(0.0)
-        v = self.dict
+        (hand, top_card, active_suit, pending, phase, has_drawn, direction, sizes, stock,
+         discard, drew) = self._views  # the dict's views, in segment order (hot path)
         n = state.num_players
         bits = _two_masks_bits(state.hands[observer], state.pile_mask)
-        v["hand"][:] = bits[:52]
-        v["discard"][:] = bits[64:116]
+        hand[:] = bits[:52]
+        discard[:] = bits[64:116]
         if state.top >= 0:
-            v["top_card"][state.top] = 1.0
-        v["active_suit"][state.active_suit] = 1.0
-        v["pending_sevens"][state.pending_sevens] = 1.0
-        v["phase"][state.phase] = 1.0
+            top_card[state.top] = 1.0
+        active_suit[state.active_suit] = 1.0
+        pending[state.pending_sevens] = 1.0
+        phase[state.phase] = 1.0
         if state.has_drawn and state.current == observer:
-            v["has_drawn"][0] = 1.0
+            has_drawn[0] = 1.0
         if state.direction == 1:
-            v["direction"][0] = 1.0
+            direction[0] = 1.0
         hands = state.hands
         drew_on = state.drew_on
-        sizes, drew = v["hand_sizes"], v["drew_on_suit"]
         for k in range(n):
             seat = (observer + k) % n
             sizes[k] = hands[seat].bit_count() / SIZE_SCALE
@@ -113,10 +115,10 @@ class ObservationEncoder:
                 for s in range(4):
                     if (suits >> s) & 1:
                         drew[k - 1, s] = 1.0
-        v["stock_size"][0] = len(state.stock) / SIZE_SCALE
-        if "deal" in v:
-            v["deal"][state.deal_index] = 1.0
-            scores = v["scores"]
+        stock[0] = len(state.stock) / SIZE_SCALE
+        if self._match_views:
+            deal, scores = self._match_views
+            deal[state.deal_index] = 1.0
             for k in range(n):
                 t = state.totals[(observer + k) % n]
                 scores[k] = t / (t + SCORE_SCALE)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pis_env.actions import DRAW, NOMINATE_BASE, NUM_ACTIONS, PASS
 from pis_env.cards import (
     ACE,
     CARD_POINTS,
@@ -50,7 +51,7 @@ from pis_env.cards import (
     SUIT_MASKS,
     TEN,
 )
-from pis_env.engine import ACE_PHASE, DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PHASE_NAMES
+from pis_env.engine import ACE_PHASE, NOMINATE, OPENING, PHASE_NAMES
 from pis_env.observation import SIZE_SCALE, Layout
 from pis_env.rules import Rules
 
@@ -443,7 +444,7 @@ def decoded_action(decoded: Mapping, legal: int, table: Table) -> int:
 def mask_int(action_mask) -> int:
     """An action mask array as a 58-bit integer."""
     mask = np.asarray(action_mask)
-    if mask.dtype == np.int8 and mask.shape == (58,):
+    if mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,):
         return int.from_bytes(np.packbits(mask.view(np.uint8), bitorder="little").tobytes(),
                               "little")
     legal = 0
