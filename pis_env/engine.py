@@ -20,8 +20,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import scoring
+from .actions import (  # noqa: F401  (re-exported: the engine's action ids)
+    DRAW,
+    DRAW_BIT,
+    NOMINATE_BASE,
+    NOMINATE_BITS,
+    NUM_ACTIONS,
+    PASS,
+    PASS_BIT,
+    Action,
+)
 from .cards import (
+    ACE,
+    CARDS_PER_HAND,
     CLUBS,
+    EIGHT,
     FULL_DECK,
     JACK,
     JACKS,
@@ -30,6 +44,8 @@ from .cards import (
     SEVEN,
     SEVENS,
     SUIT_MASKS,
+    SUIT_NAMES,
+    TEN,
     card_name,
     cards_of,
     parse_card,
@@ -37,22 +53,10 @@ from .cards import (
 )
 from .rules import Rules
 
-NUM_ACTIONS = 58
-NOMINATE_BASE = 52
-DRAW = 56
-PASS = 57
-DRAW_BIT = 1 << DRAW
-PASS_BIT = 1 << PASS
-NOMINATE_BITS = 0b1111 << NOMINATE_BASE
-CARDS_PER_HAND = 7
-
 OPENING, PLAY, NOMINATE, ACE_PHASE = range(4)
 PHASE_NAMES = ("opening", "play", "nominate", "ace")
 
-_ACE_RANK = 12
-_EIGHT_RANK = 6
-_TEN_RANK = 8
-_ACE_EXTRA = RANK_MASKS[_ACE_RANK] | JACKS
+_ACE_EXTRA = RANK_MASKS[ACE] | JACKS
 
 # Why a deal ended.
 GOING_OUT, EMPTY_STOCK, ILLEGAL, TRUNCATED = "going_out", "empty_stock", "illegal", "truncated"
@@ -73,7 +77,7 @@ def action_name(action: int) -> str:
     if 0 <= action < NUM_CARDS:
         return card_name(action)
     if NOMINATE_BASE <= action < DRAW:
-        return "nominate " + ("clubs", "diamonds", "hearts", "spades")[action - NOMINATE_BASE]
+        return "nominate " + SUIT_NAMES[action - NOMINATE_BASE]
     if action == DRAW:
         return "draw"
     if action == PASS:
@@ -147,16 +151,8 @@ class GameState:
         ``ChanceError``."""
         rules = rules if rules is not None else Rules()
         n = rules.num_players
-        self.rules = rules
-        self.num_players = n
+        self._set_rules(rules)
         self.rng = rng if rng is not None else np.random.default_rng(seed)
-        self._draw_rule = ("free", "one", "until_playable").index(rules.draw_rule)
-        self._first_round = rules.opening == "first_round"
-        self._double = rules.seven_penalty == "double"
-        self._continue = rules.after_penalty == "continue"
-        self._reshuffle = rules.empty_stock == "reshuffle"
-        self._nominate_other = rules.nominate == "other"
-        self._max_turns = rules.max_turns or 0
 
         decks: list[list[int]] = []
         if deck is not None:
@@ -186,6 +182,71 @@ class GameState:
             self._scripted = [[[int(c) for c in order] for order in deal] for deal in reshuffles]
         first_dealer = int(dealer) if dealer is not None else None
         self._start_deal(first_dealer)
+
+    def _set_rules(self, rules: Rules) -> None:
+        """The rules, and the options the hot paths read as plain ints and bools."""
+        self.rules = rules
+        self.num_players = rules.num_players
+        self._draw_rule = ("free", "one", "until_playable").index(rules.draw_rule)
+        self._first_round = rules.opening == "first_round"
+        self._double = rules.seven_penalty == "double"
+        self._continue = rules.after_penalty == "continue"
+        self._reshuffle = rules.empty_stock == "reshuffle"
+        self._nominate_other = rules.nominate == "other"
+        self._max_turns = rules.max_turns or 0
+
+    @classmethod
+    def from_position(cls, rules: Rules, *, hands: Sequence[int], stock: Sequence[int],
+                      pile: Sequence[int], top: int, active_suit: int, pending_sevens: int,
+                      phase: int, has_drawn: bool, direction: int, current: int, dealer: int,
+                      opened: int, drew_on: Sequence[int], turns: int, deal_index: int,
+                      totals: Sequence[int], end_reason: str | None = None,
+                      charges: Sequence[int] | None = None,
+                      winners: Sequence[bool] | None = None, match_over: bool = False,
+                      decks_left: Sequence[Sequence[int]] = (),
+                      rng: np.random.Generator | None = None) -> GameState:
+        """A state in a given position, from its public fields (``stock[-1]`` drawn next,
+        ``pile`` bottom first, ``hands`` and ``drew_on`` per seat). What a position does
+        not hold starts empty: the action history, the dealt decks and the record of
+        reshuffles (so a history cannot be exported from it). ``decks_left``: stacked
+        decks of the deals still to come; ``rng``: where its future randomness comes from
+        (default: fresh entropy). The batched engine's ``game_state`` builds its states
+        this way."""
+        state = object.__new__(cls)
+        state._set_rules(rules)
+        state.rng = rng if rng is not None else np.random.default_rng()
+        state.hands = [int(h) for h in hands]
+        state.stock = [int(c) for c in stock]
+        state.pile = [int(c) for c in pile]
+        state.pile_mask = 0
+        for c in state.pile:
+            state.pile_mask |= 1 << c
+        state.top = int(top)
+        state.active_suit = int(active_suit)
+        state.pending_sevens = int(pending_sevens)
+        state.phase = int(phase)
+        state.has_drawn = bool(has_drawn)
+        state.direction = int(direction)
+        state.current = int(current)
+        state.dealer = int(dealer)
+        state.opened = int(opened)
+        state.drew_on = [int(d) for d in drew_on]
+        state.turns = int(turns)
+        state.deal_over = end_reason is not None
+        state.match_over = bool(match_over)
+        state.end_reason = end_reason
+        state.charges = None if charges is None else [int(c) for c in charges]
+        state.winners = None if winners is None else [bool(w) for w in winners]
+        state.deal_index = int(deal_index)
+        state.totals = [int(t) for t in totals]
+        state.history = []
+        state.histories = [[] for _ in range(state.deal_index)] + [state.history]
+        state.deal_decks = []
+        state.deal_dealers = []
+        state._legal = None
+        state._decks_left = [list(d) for d in decks_left]
+        state._scripted = None
+        return state
 
     # ------------------------------------------------------------------ dealing
     def _start_deal(self, dealer: int | None) -> None:
@@ -345,9 +406,7 @@ class GameState:
         if not hand:  # going out: the top card sets the suit, but no effect applies
             if rank != JACK:
                 self.active_suit = suit
-            multiplier = 3 if rank == SEVEN else 2 if rank == JACK else 1
-            charges = [points_of(h) * multiplier for h in self.hands]
-            winners = [i == p for i in range(self.num_players)]
+            charges, winners = scoring.going_out([points_of(h) for h in self.hands], p, rank)
             self._end_deal(GOING_OUT, charges, winners)
             return
         if rank == JACK:
@@ -357,12 +416,12 @@ class GameState:
         if rank == SEVEN:
             self.pending_sevens += 1
             self._advance(1)
-        elif rank == _EIGHT_RANK:
+        elif rank == EIGHT:
             self._advance(2)
-        elif rank == _TEN_RANK:
+        elif rank == TEN:
             self.direction = -self.direction
             self._advance(1)
-        elif rank == _ACE_RANK:
+        elif rank == ACE:
             self.phase = ACE_PHASE
         else:
             self._advance(1)
@@ -447,10 +506,7 @@ class GameState:
 
     # ------------------------------------------------------------------ deal end
     def _end_by_empty_stock(self) -> None:
-        points = [points_of(h) for h in self.hands]
-        low = min(points)
-        winners = [pt == low for pt in points]
-        charges = [0 if w else pt for pt, w in zip(points, winners)]
+        charges, winners = scoring.empty_stock([points_of(h) for h in self.hands])
         self._end_deal(EMPTY_STOCK, charges, winners)
 
     def _end_deal(self, reason: str, charges: list[int], winners: list[bool]) -> None:
@@ -469,10 +525,8 @@ class GameState:
         "terminate"``): it is charged 3 x its hand points + 100, the others 0 and win."""
         if self.deal_over:
             raise RuntimeError("the deal is already over")
-        n = self.num_players
-        charges = [0] * n
-        charges[player] = 3 * points_of(self.hands[player]) + 100
-        self._end_deal(ILLEGAL, charges, [i != player for i in range(n)])
+        charges, winners = scoring.forfeit([points_of(h) for h in self.hands], player)
+        self._end_deal(ILLEGAL, charges, winners)
 
     # ------------------------------------------------------------------ search helpers
     def copy(self, rng: np.random.Generator | None = None) -> GameState:

@@ -397,7 +397,7 @@ def test_pretrain_then_ppo(tmp_path):
 
 
 def test_win_share():
-    from pis_env.env import win_share as _win_share
+    from train.league import win_share as _win_share
 
     assert _win_share([0, 30]) == 1.0
     assert _win_share([30, 0]) == -1.0

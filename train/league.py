@@ -23,13 +23,13 @@ import numpy as np
 
 from agents.ppo import NumpyPolicy
 from pis_env.engine import NUM_ACTIONS
-from pis_env.env import deal_rewards
 from pis_env.privileged import (  # noqa: F401  (re-exported: the critic's input)
     STOCK_LOOKAHEAD,
     privileged_features,
     privileged_rows,
     privileged_size,
 )
+from pis_env.scoring import deal_rewards
 from pis_env.wrappers import SingleAgentEnv
 
 SELF = "self"

@@ -200,56 +200,27 @@ class BatchedGame:
         b = int(game)
         st = self.st[b]
         n = self.num_players
-        state = object.__new__(GameState)
-        rules = self.rules
-        state.rules = rules
-        state.num_players = n
-        state.rng = np.random.default_rng(b)
-        state._draw_rule = int(self.cfg[K.C_DRAW])
-        state._first_round = bool(self.cfg[K.C_FIRST_ROUND])
-        state._double = bool(self.cfg[K.C_DOUBLE])
-        state._continue = bool(self.cfg[K.C_CONTINUE])
-        state._reshuffle = bool(self.cfg[K.C_RESHUFFLE])
-        state._nominate_other = bool(self.cfg[K.C_OTHER])
-        state._max_turns = int(self.cfg[K.C_MAX_TURNS])
-        state.hands = [int(h) for h in st[K.HAND:K.HAND + n]]
-        state.stock = self.stock_cards(b)[::-1]
         pile_mask = int(st[K.PILE])
         top = int(st[K.TOP])
         pile = [c for c in range(K.NUM_CARDS) if (pile_mask >> c) & 1 and c != top]
-        state.pile = pile + ([top] if top >= 0 else [])
-        state.pile_mask = pile_mask
-        state.top = top
-        state.active_suit = int(st[K.SUIT])
-        state.pending_sevens = int(st[K.PEND])
-        state.phase = int(st[K.PHASE])
-        state.has_drawn = bool(st[K.DRAWN])
-        state.direction = int(st[K.DIR])
-        state.current = int(st[K.CUR])
-        state.dealer = int(st[K.DEALER])
-        state.opened = int(st[K.OPENED])
-        state.drew_on = [int(d) for d in st[K.DREW:K.DREW + n]]
-        state.turns = int(st[K.TURNS])
-        state.deal_over = bool(st[K.OVER])
-        state.match_over = bool(st[K.MOVER])
         reason = int(st[K.REASON])
-        state.end_reason = K.REASON_NAMES[reason]
-        if reason:
-            state.charges = [int(c) for c in self.charges[b]]
-            state.winners = [bool(w) for w in self.winners[b]]
-        else:
-            state.charges = state.winners = None
-        state.deal_index = int(st[K.DEAL])
-        state.totals = [int(t) for t in st[K.TOTAL:K.TOTAL + n]]
-        state.history = []
-        state.histories = [[] for _ in range(state.deal_index)] + [state.history]
-        state.deal_decks = []
-        state.deal_dealers = []
-        state._legal = None
-        stacked = int(st[K.NSTACK])
-        state._decks_left = [self.decks[b, k].tolist() for k in range(int(st[K.NEXTDECK]),
-                                                                     stacked)]
-        return state
+        return GameState.from_position(
+            self.rules,
+            hands=st[K.HAND:K.HAND + n].tolist(),
+            stock=self.stock_cards(b)[::-1],
+            pile=pile + ([top] if top >= 0 else []),
+            top=top, active_suit=st[K.SUIT], pending_sevens=st[K.PEND], phase=st[K.PHASE],
+            has_drawn=st[K.DRAWN], direction=st[K.DIR], current=st[K.CUR],
+            dealer=st[K.DEALER], opened=st[K.OPENED], drew_on=st[K.DREW:K.DREW + n].tolist(),
+            turns=st[K.TURNS], deal_index=st[K.DEAL], totals=st[K.TOTAL:K.TOTAL + n].tolist(),
+            end_reason=K.REASON_NAMES[reason],
+            charges=self.charges[b].tolist() if reason else None,
+            winners=self.winners[b].tolist() if reason else None,
+            match_over=bool(st[K.MOVER]),
+            decks_left=[self.decks[b, k].tolist()
+                        for k in range(int(st[K.NEXTDECK]), int(st[K.NSTACK]))],
+            rng=np.random.default_rng(b),
+        )
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | Sequence[int] | None = None, *, decks=None, dealers=None,
