@@ -141,12 +141,13 @@ def evaluate(model, players: int, deals: int, seed: int) -> tuple[float, float]:
     """(win rate, mean reward) of the policy's deterministic masked argmax against the
     greedy bot over the first match of ``deals`` seeded games (a tie for the lowest
     charge counts as a win)."""
+    from agents.greedy.batched import GreedyPolicy
     from pis_env.batched import BatchedEnv
     from train.batched_vec_env import TorchPolicy
 
     policy = TorchPolicy.from_sb3(model, deterministic=True)
-    env = BatchedEnv(deals, num_players=players, opponent="greedy", learner_seat="random",
-                     seed=seed)
+    env = BatchedEnv(deals, num_players=players, opponent=GreedyPolicy(),
+                     learner_seat="random", seed=seed)
     obs, masks = env.reset()
     wins = np.zeros(deals)
     total = np.zeros(deals)
