@@ -17,6 +17,7 @@ import numpy as np
 from pis_env.engine import GameState
 from pis_env.env import mask_array
 from pis_env.observation import ObservationEncoder
+from pis_env.privileged import privileged_features, privileged_size
 
 from ..ppo import PPOAgent, read_policy
 from .views import move_label
@@ -49,7 +50,7 @@ class ValueHead:
         width = layers[0][0].shape[0]
         if width == input_size:
             return cls(layers, meta["activation"], PUBLIC)
-        if width == input_size + _privileged_size(meta["num_players"]) and not meta.get(
+        if width == input_size + privileged_size(meta["num_players"]) and not meta.get(
                 "obs_norm"):
             return cls(layers, meta["activation"], PRIVILEGED)
         return None
@@ -60,18 +61,6 @@ class ValueHead:
             x = np.maximum(x, 0.0) if self.activation == "relu" else np.tanh(x)
         w, b = self.layers[-1]
         return float((x @ w + b)[0])
-
-
-def _privileged_size(num_players: int) -> int:
-    from train.league import privileged_size  # the training code defines the features
-
-    return privileged_size(num_players)
-
-
-def _privileged_features(game: GameState, seat: int) -> np.ndarray:
-    from train.league import privileged_features
-
-    return privileged_features(game, seat)
 
 
 class PolicyView:
@@ -110,7 +99,7 @@ class PolicyView:
         if head.kind == PUBLIC:
             out["value"], out["value_kind"] = head(x), PUBLIC
         elif full_table:
-            x = np.concatenate([x, _privileged_features(game, seat)])
+            x = np.concatenate([x, privileged_features(game, seat)])
             out["value"], out["value_kind"] = head(x), PRIVILEGED
         else:
             out["value_note"] = ("the critic sees hidden cards: its value is shown only in "
