@@ -55,7 +55,7 @@ FEATURE_NAMES = (
        "opp_size", "base_rate", "is_next", "is_prev", "opp_drawn", "opp_played",
        "hint", "hint_age", "hint_count", "played_suit", "played_rank",
        "nominated", "nominated_age", "refused", "refused_age", "hard_void",
-       "unseen_of_suit"]
+       "unseen_of_suit", "last_play_suit"]
 )
 NUM_FEATURES = len(FEATURE_NAMES)
 
@@ -101,6 +101,7 @@ class DealTracker:
         self.played_rank = np.zeros((n, 13))
         self.nominated = np.zeros((n, 4))
         self.nominated_at = np.zeros(n)
+        self.last_suit = np.zeros((n, 4))             # suit of each seat's latest play
         self.refused = np.zeros((n, NUM_CARDS), dtype=bool)
         self.refused_at = np.zeros((n, NUM_CARDS))
         self.void = np.zeros((n, NUM_CARDS), dtype=bool)
@@ -202,6 +203,14 @@ class DealTracker:
             for k in range(1, n):
                 self.drawn[k] += max(0, deltas[k])
         top = new["top_card"]
+        if top is not None and top in new_cards and top % 13 != JACK:
+            # The last card played came from the player just before the observer (two
+            # before after an 8 at a bigger table).
+            back = 2 if top % 13 == 6 and n > 2 else 1
+            k = (-back * new["direction"]) % n
+            if k:
+                self.last_suit[k] = 0.0
+                self.last_suit[k, top // 13] = 1.0
         if (top is not None and top % 13 == JACK and top in new_cards
                 and new["phase"] != "nominate"):
             k = (-new["direction"]) % n  # the nominator moved just before the observer
@@ -304,6 +313,7 @@ def pair_features(decoded: Mapping, tracker: DealTracker) -> tuple[np.ndarray, n
         row[:, 40] = t.refused[k] * (t.drawn[k] - t.refused_at[k]) / 10.0
         row[:, 41] = t.void[k]
         row[:, 42] = unseen_suit[_SUIT]
+        row[:, 43] = t.last_suit[k, _SUIT]
     f[:, seen] = 0.0
     return f, unseen
 

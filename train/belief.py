@@ -39,7 +39,7 @@ from agents.belief import (
     pair_features,
     uniform_belief,
 )
-from agents.heuristic import Params
+from agents.heuristic import HeuristicAgent, Params
 
 #: Opponent mixes the model is trained on (specs for ``agents.tournament.build_agent``).
 TRAIN_OPPONENTS = {
@@ -57,6 +57,14 @@ HELD_OUT = {
                               seven_attack=20.0, scarce=16.0),
 }
 SPLIT_SEEDS = {"train": 1_000, "test": 2_000_000}
+
+
+class HeldOutHeuristic(HeuristicAgent):
+    """A held-out opponent for tournaments: ``train.belief:HeldOutHeuristic`` (the loose
+    variant) or ``train.belief:HeldOutHeuristic?variant=heuristic_tight``."""
+
+    def __init__(self, variant: str = "heuristic_loose", **kwargs):
+        super().__init__(params=HELD_OUT[variant], **kwargs)
 
 
 def _opponent(name: str, n: int, seed: int):
@@ -207,7 +215,7 @@ def train(n: int, out: Path, models_dir: Path, epochs: int, hidden: int = 64,
             loss.backward()
             opt.step()
             sched.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
         print(f"{n}p epoch {epoch + 1}/{epochs}: loss {total / count:.4f} "
               f"({count} cards, {time.time() - t0:.0f}s)", flush=True)
     layers = [m for m in net if isinstance(m, torch.nn.Linear)]
@@ -267,24 +275,45 @@ def evaluate(n: int, out: Path, models_dir: Path) -> dict[str, dict]:
             held += int((holders > 0).sum())
         results[name] = {
             "positions": int(len(data["stock"])), "held_out": name in HELD_OUT,
+            "cards": cards, "held": held,
             **{f"{k}_logloss": v[0] / cards for k, v in sums.items()},
             **{f"{k}_correct": v[1] / held for k, v in sums.items()},
+            **{f"{k}_correct_per_position": v[1] / len(data["stock"])
+               for k, v in sums.items()},
         }
+    results["held-out mix"] = _mix([r for r in results.values() if r["held_out"]])
     return results
+
+
+def _mix(parts: list[dict]) -> dict:
+    """The held-out opponents pooled (weighted by cards and positions)."""
+    cards = sum(r["cards"] for r in parts)
+    held = sum(r["held"] for r in parts)
+    positions = sum(r["positions"] for r in parts)
+    out = {"positions": positions, "held_out": True, "cards": cards, "held": held}
+    for k in ("uniform", "hints", "belief"):
+        out[f"{k}_logloss"] = sum(r[f"{k}_logloss"] * r["cards"] for r in parts) / cards
+        out[f"{k}_correct"] = sum(r[f"{k}_correct"] * r["held"] for r in parts) / held
+        out[f"{k}_correct_per_position"] = sum(
+            r[f"{k}_correct_per_position"] * r["positions"] for r in parts) / positions
+    return out
 
 
 def report(all_results: dict[int, dict], out: Path) -> str:
     lines = ["| players | opponent | positions | log-loss uniform | hints | belief | "
-             "cards placed right: uniform | hints | belief |",
+             "cards placed right (per position): uniform | hints | belief |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+    def placed(r: dict, key: str) -> str:
+        return f"{100 * r[key + '_correct']:.1f}% ({r[key + '_correct_per_position']:.2f})"
+
     for n, results in sorted(all_results.items()):
         for name, r in results.items():
-            label = f"{name} (held out)" if r["held_out"] else name
+            label = f"{name} (held out)" if r["held_out"] and "mix" not in name else name
             lines.append(
                 f"| {n} | {label} | {r['positions']} | {r['uniform_logloss']:.3f} | "
                 f"{r['hints_logloss']:.3f} | **{r['belief_logloss']:.3f}** | "
-                f"{100 * r['uniform_correct']:.1f}% | {100 * r['hints_correct']:.1f}% | "
-                f"**{100 * r['belief_correct']:.1f}%** |")
+                f"{placed(r, 'uniform')} | {placed(r, 'hints')} | **{placed(r, 'belief')}** |")
     text = "\n".join(lines)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(text + "\n")
