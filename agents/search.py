@@ -23,7 +23,9 @@ than one legal action the bot
 The budget is counted in rollouts (``rollouts`` per decision, at least one per legal
 action), so the bot is deterministic for a seed and the observations it is shown;
 ``last_rollouts`` says how many the last decision used. ``python -m agents.search
---timing`` prints the mean time per decision in a 2- and a 4-player tournament.
+--timing`` prints the mean time per decision in a 2- and a 4-player tournament;
+``python -m agents.search --compare A/deals.csv B/deals.csv`` the paired difference in
+win rate of two tournaments on the same duplicate deals (an ablation at equal budget).
 """
 
 from __future__ import annotations
@@ -279,17 +281,48 @@ def timing(decks: int, rollouts: int, seed: int = 0) -> dict[int, float]:
     return out
 
 
+def paired_difference(deals_a: str, deals_b: str, prefix: str = "search") -> tuple:
+    """Two tournaments on the same duplicate deals (same ``--seed``): the mean
+    difference in deal wins of the agents whose spec starts with ``prefix`` (A minus B),
+    paired by (deal, rotation), with a 95% normal interval. Returns (diff, low, high, n)."""
+    import csv
+
+    def wins(path):
+        out = {}
+        with open(path) as f:
+            for row in csv.DictReader(f):
+                if row["agent"].startswith(prefix):
+                    out[(row["deal"], row["rotation"])] = float(row["winner"])
+        return out
+
+    a, b = wins(deals_a), wins(deals_b)
+    keys = sorted(set(a) & set(b))
+    d = np.array([a[k] - b[k] for k in keys])
+    mean = float(d.mean())
+    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d))
+    return mean, mean - half, mean + half, len(d)
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="the search bot's time per decision")
-    p.add_argument("--timing", action="store_true", help="(the only mode)")
+    p = argparse.ArgumentParser(
+        description="the search bot's time per decision (--timing), or a paired "
+        "comparison of two tournaments' deals.csv on the same deals (--compare A B)")
+    p.add_argument("--timing", action="store_true")
     p.add_argument("--decks", type=int, default=20)
     p.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS)
+    p.add_argument("--compare", nargs=2, metavar="DEALS_CSV")
     args = p.parse_args(argv)
-    timing(args.decks, args.rollouts)
+    if args.compare:
+        diff, low, high, count = paired_difference(*args.compare)
+        print(f"win rate A - B: {100 * diff:+.1f} points [95% CI {100 * low:+.1f}, "
+              f"{100 * high:+.1f}] over {count} paired seat-deals")
+    if args.timing or not args.compare:
+        timing(args.decks, args.rollouts)
     return 0
 
 
-__all__ = ["DEFAULT_ROLLOUTS", "BatchedRollouts", "SearchAgent", "scores_of", "timing"]
+__all__ = ["DEFAULT_ROLLOUTS", "BatchedRollouts", "SearchAgent", "paired_difference",
+           "scores_of", "timing"]
 
 
 if __name__ == "__main__":

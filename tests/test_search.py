@@ -76,3 +76,20 @@ def test_scores_match_mc():
     truncated = np.array([False, False, True])
     s = scores_of(charges, winners, points, truncated, "points", 100.0)
     np.testing.assert_allclose(s, [30 + 100, -12 - 100, 9 + 100])
+
+
+def test_paired_difference(tmp_path):
+    """The paired comparison of two tournaments reads the search seat's wins per
+    (deal, rotation)."""
+    from agents.search import paired_difference
+
+    head = "table,deal,rotation,seat,agent,charge,winner,end_reason,decisions\n"
+    a = tmp_path / "a.csv"
+    b = tmp_path / "b.csv"
+    a.write_text(head + "0,0,0,0,search,0,1,going_out,5\n0,0,0,1,heuristic,9,0,going_out,5\n"
+                 "0,1,0,0,search,0,1,going_out,5\n0,1,0,1,heuristic,9,0,going_out,5\n")
+    b.write_text(head + "0,0,0,0,search?x=1,0,1,going_out,5\n0,0,0,1,heuristic,9,0,going_out,5\n"
+                 "0,1,0,0,search?x=1,7,0,going_out,5\n0,1,0,1,heuristic,0,1,going_out,5\n")
+    diff, low, high, count = paired_difference(str(a), str(b))
+    assert (diff, count) == (0.5, 2)
+    assert low < 0.5 < high
