@@ -47,7 +47,7 @@ bench: $(STAMP)
 notebooks: $(STAMP)
 	PY=$(PY) scripts/run_notebooks.sh
 
-# The AEC fuzz machine of tests/test_fuzz.py for MINUTES minutes with fresh seeds.
+# The AEC fuzz machine of tests/pis_env/test_fuzz.py for MINUTES minutes with fresh seeds.
 MINUTES ?= 10
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py --minutes $(MINUTES)

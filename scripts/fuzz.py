@@ -1,4 +1,4 @@
-"""Fuzz the AEC environment for a time budget: the state machine of ``tests/test_fuzz.py``
+"""Fuzz the AEC environment for a time budget: the state machine of ``tests/pis_env/test_fuzz.py``
 (CI runs it for seconds, derandomized) with fresh random seeds, batch after batch, until
 the budget is spent.
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for ``tests``
 from hypothesis import settings  # noqa: E402
 from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
 
-from tests.test_fuzz import CI_SETTINGS, EnvMachine  # noqa: E402
+from tests.pis_env.test_fuzz import CI_SETTINGS, EnvMachine  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 The rules are those of :class:`pis_env.engine.GameState` (every option of SPEC §4), the
 observations those of :class:`pis_env.observation.ObservationEncoder`, the masks those of
 ``pis_env.env.mask_array`` and the rewards those of ``pis_env.env.deal_rewards``; a
-differential test (``tests/test_batched.py``) holds them equal step by step on stacked
+differential test (``tests/pis_env/test_batched.py``) holds them equal step by step on stacked
 decks. What differs is only randomness: shuffles, dealers and reshuffles come from one
 splitmix64 stream per game, not from ``numpy.random.Generator``.
 """

@@ -10,7 +10,7 @@ import yaml
 
 from pis_env.rules import CHOICES, RESHUFFLE_DEFAULT_MAX_TURNS, Rules
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "rules"
 
 DEFAULTS = {
     "num_players": 2,

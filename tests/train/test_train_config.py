@@ -21,7 +21,7 @@ from train.ppo import load_run_config, main, run  # noqa: E402
 
 from .test_train import TINY, tiny_config  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OLD_CONFIG = ROOT / "tests" / "fixtures" / "run_config_before_omegaconf.yaml"
 #: The overrides OLD_CONFIG was written with (by train/config.py before OmegaConf).
 OLD_OVERRIDES = [*TINY, "total_timesteps=2048", "league.opponents={random: 1, self: 1}"]

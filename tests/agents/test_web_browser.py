@@ -26,7 +26,7 @@ import pytest
 from agents import make
 from pis_env import card_name, raw_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("PIS_WEB_ARTIFACTS", ROOT / "runs" / "test-artifacts" / "web"))
 INSTALL = ("the browser tests need Debian's chromium and chromium-driver: "
            "apt-get install -y chromium chromium-driver (and the dev extra: "

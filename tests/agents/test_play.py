@@ -15,7 +15,7 @@ from agents.human import HumanAgent, QuitGame, penalty_cards
 from agents.play import main, play_match
 from pis_env import raw_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BAD_INPUTS = ["abc", "0", "99", "", "-3", "KZ", "p"]  # text, out of range, empty, pass
 
 

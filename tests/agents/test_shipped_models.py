@@ -4,7 +4,7 @@
 heuristic games (2 and 4 players) and the actions ``models/ppo_2p`` and ``models/ppo_4p``
 chose there (``.zip`` and ``.pt`` alike), recorded before the architecture work of
 issue 12. Regenerate it only when a model is deliberately retrained:
-``python -m tests.test_shipped_models``.
+``python -m tests.agents.test_shipped_models``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 import agents  # noqa: E402
 from pis_env import raw_env  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "shipped_positions.npz"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "shipped_positions.npz"
 MODELS = {2: "models/ppo_2p", 4: "models/ppo_4p"}
 POSITIONS = 300
 

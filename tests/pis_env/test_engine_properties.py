@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pis_env.engine import GameState, IllegalActionError
 from pis_env.rules import CHOICES, Rules
-from tests import reference_rules as ref
+from tests.pis_env import reference_rules as ref
 
 #: Decisions a deal without reshuffling can last: draws (≤ 38) and plays (≤ 52) and one
 #: nomination per play, one pass per draw or per Ace.

@@ -375,9 +375,8 @@ def test_torch_snapshot_opponent_plays_legally_and_matches_sb3():
 
 
 def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
-    import json
-
-    from agents.ppo import FORMAT_VERSION, POLICY_FORMAT, NumpyPolicy, make_metadata
+    from agents.ppo import NumpyPolicy, make_metadata
+    from train.checkpoint import export_weights
 
     env = BatchedVecEnv(64, num_players=2, features=("obs", "mask"), seed=9)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=128, n_epochs=1, seed=0,
@@ -394,8 +393,7 @@ def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
     np.testing.assert_array_equal(snap(obs, masks), expected)
     # a weights-only export as an opponent "ppo:PATH": batched, deterministic
     path = tmp_path / "policy.pt"
-    torch.save({"format": POLICY_FORMAT, "format_version": FORMAT_VERSION,
-                "meta": json.dumps(meta), "state_dict": model.policy.state_dict()}, path)
+    export_weights(model.policy.state_dict(), meta, path)
     played = BatchedVecEnv(64, num_players=2, opponent=f"ppo:{path}", seed=9)
     assert isinstance(played.batched_env.policies[0], TorchPolicy)
     played.reset()

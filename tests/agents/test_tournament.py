@@ -426,6 +426,6 @@ def test_pool_workers_do_not_inherit_the_callers_signal_handlers():
         "print('played', r.workers)\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+                          cwd=Path(__file__).resolve().parents[2], timeout=120)
     assert proc.returncode == 0 and "played 2" in proc.stdout, proc.stderr
     assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr

@@ -25,7 +25,7 @@ from train import config as C  # noqa: E402
 from train.checkpoint import CheckpointError, latest_checkpoint  # noqa: E402
 from train.ppo import run  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TINY = [
     "vec_env=dummy", "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256", "ppo.n_epochs=1",

@@ -32,7 +32,7 @@ from train.ppo import load_run_config, run  # noqa: E402
 
 from .test_train import StopAt, tiny_config  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY_CLI = ["vec_env=dummy", "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256",
             "policy.net_arch=[32,32]", "pretrain.teacher=null", "max_minutes=null",
             "log.tensorboard=false", "league.opponents={random: 1}"]

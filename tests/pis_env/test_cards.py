@@ -17,7 +17,7 @@ from pis_env.cards import (
     rank_of,
     suit_of,
 )
-from tests import reference_rules as ref
+from tests.pis_env import reference_rules as ref
 
 
 @pytest.mark.parametrize(

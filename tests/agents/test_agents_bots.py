@@ -10,7 +10,7 @@
 
 This file doubles as the measurement script for the README's numbers, e.g.::
 
-    .venv/bin/python tests/test_agents_bots.py mc heuristic --decks 500 --workers 2 \\
+    .venv/bin/python tests/agents/test_agents_bots.py mc heuristic --decks 500 --workers 2 \\
         --agent-a-kwargs '{"samples": 24, "rollouts": 2}'
 """
 
@@ -45,7 +45,7 @@ from pis_env.engine import DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PLAY, G
 from pis_env.observation import ObservationEncoder, decode_observation
 from pis_env.rules import Rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------- helpers
 

@@ -23,7 +23,7 @@ from agents.greedy import GreedyAgent  # noqa: E402
 from agents.ray_backend import RaySession, RayUnavailableError, check_backend  # noqa: E402
 from agents.tournament import main, run_tournament  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _ray_children() -> list:
@@ -120,7 +120,7 @@ class DieOnce(GreedyAgent):
 
 def test_killed_worker_chunk_is_retried(local_ray, tmp_path):
     marker = tmp_path / "killed.pid"
-    spec = f"tests.test_ray_tournament:DieOnce?marker={marker}"
+    spec = f"tests.agents.test_ray_tournament:DieOnce?marker={marker}"
     remote = run_tournament([spec, "heuristic"], deals=20, seed=9, workers=2, progress=False,
                             backend="ray")
     pid = int(marker.read_text())

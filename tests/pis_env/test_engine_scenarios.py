@@ -16,8 +16,8 @@ import pytest
 from pis_env.cards import parse_card, points_of
 from pis_env.engine import GameState, IllegalActionError
 from pis_env.rules import Rules
-from tests import reference_rules as ref
-from tests.test_engine_properties import snapshot  # noqa: E402
+from tests.pis_env import reference_rules as ref
+from tests.pis_env.test_engine_properties import snapshot  # noqa: E402
 
 DRAW, PASS = 56, 57
 SUITS = "CDHS"
