@@ -252,6 +252,9 @@ def test_ctrl_c_at_the_prompt_quits_cleanly():
         [sys.executable, "-m", "agents.play", "--opponents", "random", "--seed", "1"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        # a shell that started us in the background may have set SIGINT to "ignored",
+        # which the child would inherit: give it the default, as a terminal would
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     seen = b""
     deadline = time.monotonic() + 60

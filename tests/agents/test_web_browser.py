@@ -113,9 +113,13 @@ def css(driver, selector):
 
 
 def wait(driver, predicate, what: str, timeout: float = 20):
+    """Poll ``predicate`` until it holds; an element the page re-rendered between being
+    found and being read (a stale reference) only means: look again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(
+    return WebDriverWait(driver, timeout, poll_frequency=0.02,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: predicate(d), message=f"timed out waiting for {what}")
 
 
