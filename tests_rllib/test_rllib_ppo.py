@@ -139,3 +139,15 @@ def test_cli_refuses_a_run_without_checkpoint(tmp_path, capsys):
     assert main(["--resume", str(tmp_path)]) == 2
     assert "holds no checkpoint" in capsys.readouterr().err
     assert main(["nosuchkey=1"]) == 2
+
+
+def test_an_iteration_without_samples_counts_no_steps():
+    """A busy machine can leave RLlib's env runners without a sample in time: the
+    iteration reports NaN steps, which must not end the run."""
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+    from train.rllib_ppo import _env_steps
+
+    assert _env_steps({ENV_RUNNER_RESULTS: {NUM_ENV_STEPS_SAMPLED: float("nan")}}) == 0
+    assert _env_steps({}) == 0
+    assert _env_steps({ENV_RUNNER_RESULTS: {NUM_ENV_STEPS_SAMPLED: 4000}}) == 4000

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -141,7 +142,9 @@ def _env_steps(result: dict) -> int:
     count does not depend on whether RLlib restores its lifetime counters)."""
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
 
-    return int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+    steps = result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0)
+    # an iteration whose env runners returned no sample in time (a busy machine) reports NaN
+    return 0 if steps is None or math.isnan(steps) else int(steps)
 
 
 def _learner_return(result: dict) -> float | None:
