@@ -20,6 +20,7 @@ import hashlib
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,22 @@ def save_weights_file(payload: dict, path: str | Path) -> Path:
 
     if DIGEST_KEY in payload:
         raise ValueError(f"the payload may not hold a {DIGEST_KEY!r} entry of its own")
+    data = dict(payload, **{DIGEST_KEY: payload_digest(payload)})
+    return write_atomically(path, lambda tmp: torch.save(data, tmp))
+
+
+def write_atomically(path: str | Path, write: Callable[[str], object],
+                     suffix: str = ".tmp") -> Path:
+    """``write(tmp)`` fills a temporary file beside ``path`` (named with ``suffix``),
+    which then gets ordinary permissions (0666 minus the umask, where ``tempfile`` gives
+    0600) and is renamed into place: an interruption leaves the old file or none, never
+    half a file. The temporary file is removed on any error."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = dict(payload, **{DIGEST_KEY: payload_digest(payload)})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
     os.close(fd)
     try:
-        torch.save(data, tmp)
+        write(tmp)
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:

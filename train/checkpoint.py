@@ -53,6 +53,7 @@ from agents.weights_file import (
     current_umask,
     load_weights_file,
     save_weights_file,
+    write_atomically,
 )
 from pis_env import LAYOUT_VERSION
 from pis_env.observation import Layout
@@ -76,19 +77,13 @@ class SkippedCheckpointWarning(UserWarning):
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Writes ``text`` to ``path`` through a renamed temporary file, mode 0644."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    write_atomically(path, write)
 
 
 def policy_metadata(cfg: dict, model, obs_norm: dict | None = None, step: int | None = None,
@@ -116,19 +111,11 @@ def add_metadata(zip_path: Path, meta: dict) -> None:
 
 def save_model_zip(model, path: Path, meta: dict) -> None:
     """``model.save`` plus the metadata member, atomically at ``path`` (mode 0644)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".zip")
-    os.close(fd)
-    try:
-        model.save(tmp)
+    def write(tmp: str) -> None:
+        model.save(tmp)  # SB3 appends ".zip" to any other name
         add_metadata(Path(tmp), meta)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    write_atomically(path, write, suffix=".zip")
 
 
 def export_weights(state_dict: dict, meta: dict, path: Path) -> None:
