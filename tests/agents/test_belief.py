@@ -145,7 +145,8 @@ def test_determinizations_consistent(seed, n, stop, mode):
     np.testing.assert_allclose(belief.sum(axis=1), sizes[1:], atol=1e-3)
     assert (belief.sum(axis=0) <= 1 + 1e-6).all()
     forbidden = tracker.void[1:]
-    assert (belief[forbidden] == 0).all()
+    if mode == "belief":  # the baselines ignore hard voids; the sampler never does
+        assert (belief[forbidden] == 0).all()
     rng = np.random.default_rng(seed)
     for _ in range(3):
         dealt, stock = sample_hidden(belief, sizes, unseen, rng, forbidden)
