@@ -7,11 +7,11 @@ than one legal action the bot
 
 1. updates its ``DealTracker`` (it sees every observation of its seat, also forced
    moves, and remembers its own actions) and asks the belief for the chance that each
-   opponent holds each unseen card (``determinize="belief"``; ``"hints"`` deals as
-   ``agents.mc`` does, biased by the ``drew_on_suit`` hints; ``"uniform"`` ignores both);
+   opponent holds each unseen card (``determinize="belief"``; ``"hints"``: the
+   ``drew_on_suit`` hints with ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
 2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
-   size, only unseen cards, never a card an opponent is known not to hold, the stock in
-   random order;
+   size, only unseen cards, never a card an opponent is known not to hold (a hard fact,
+   so in every mode), the stock in random order;
 3. plays every legal action in every determinization (common random numbers) and the
    rest of the deal with the heuristic at every seat, all ``D x A`` games at once in one
    ``pis_env.batched.BatchedGame`` (one numba call per move for the whole batch);
