@@ -116,26 +116,34 @@ def describe(before: GameState, after: GameState, player: int, action: int,
     return f"{who}: action {action}"
 
 
+def deal_end_sentence(game: GameState, names: Sequence[str],
+                      name_card: Callable[[int], str]) -> str:
+    """Why a finished deal ended, in one sentence (the terminal game and the browser
+    table say the same); ``name_card`` names the last card."""
+    n, reason = game.num_players, game.end_reason
+    if reason == "going_out":
+        last = game.history[-1][1]
+        rank = last % 13
+        extra = (" — charges tripled" if rank == SEVEN
+                 else " — charges doubled" if rank == JACK else "")
+        return f"{names[game.winners.index(True)]} went out on {name_card(last)}{extra}."
+    if reason == "empty_stock":
+        won = [names[i] for i in range(n) if game.winners[i]]
+        return "The stock ran out: the lowest hand wins (" + ", ".join(won) + ")."
+    if reason == "truncated":
+        return "The deal hit the turn limit: nobody is charged."
+    if reason == "illegal":
+        loser = [names[i] for i in range(n) if not game.winners[i]]
+        return f"{', '.join(loser)} made an illegal move and forfeits the match."
+    return f"The deal ended ({reason})."
+
+
 def deal_result_text(game: GameState, names: Sequence[str], totals: Sequence[int],
                      deal: int, deals: int) -> str:
     """The finished deal: who won, every hand with its points and charge, the totals."""
     n = game.num_players
     lines = [f"═══ Deal {deal + 1}/{deals} over ═══"]
-    reason = game.end_reason
-    if reason == "going_out":
-        winner = game.winners.index(True)
-        last = game.history[-1][1]
-        rank = last % 13
-        extra = (" — charges tripled" if rank == SEVEN
-                 else " — charges doubled" if rank == JACK else "")
-        lines.append(f"{names[winner]} went out on {card_text(last)}{extra}.")
-    elif reason == "empty_stock":
-        won = [names[i] for i in range(n) if game.winners[i]]
-        lines.append("The stock ran out: the lowest hand wins (" + ", ".join(won) + ").")
-    elif reason == "truncated":
-        lines.append("The deal hit the turn limit: nobody is charged.")
-    else:
-        lines.append(f"The deal ended ({reason}).")
+    lines.append(deal_end_sentence(game, names, card_text))
     width = max(len(x) for x in names)
     for i in range(n):
         hand = [c for c in range(52) if (game.hands[i] >> c) & 1]

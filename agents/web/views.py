@@ -8,9 +8,7 @@ seat sees (its own hand, public counts); the *full table* adds every hand and th
 from __future__ import annotations
 
 from pis_env.cards import (
-    JACK,
     RANK_NAMES,
-    SEVEN,
     SUIT_NAMES,
     SUIT_SYMBOLS,
     card_name,
@@ -19,6 +17,7 @@ from pis_env.cards import (
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState
 
 from ..human import penalty_cards
+from ..play import deal_end_sentence
 
 #: Suits shown in red (diamonds, hearts); clubs and spades are black.
 RED_SUITS = (1, 2)
@@ -109,23 +108,7 @@ def result(game: GameState, names: list[str]) -> dict:
     """A finished deal: why it ended, charges, winners, hand points and match totals."""
     n = game.num_players
     reason = game.end_reason
-    if reason == "going_out":
-        winner = game.winners.index(True)
-        last = game.history[-1][1]
-        rank = last % 13
-        extra = (" — charges tripled" if rank == SEVEN
-                 else " — charges doubled" if rank == JACK else "")
-        text = f"{names[winner]} went out on {card_name(last, unicode=True)}{extra}."
-    elif reason == "empty_stock":
-        won = [names[i] for i in range(n) if game.winners[i]]
-        text = "The stock ran out: the lowest hand wins (" + ", ".join(won) + ")."
-    elif reason == "truncated":
-        text = "The deal hit the turn limit: nobody is charged."
-    elif reason == "illegal":
-        loser = [names[i] for i in range(n) if not game.winners[i]]
-        text = f"{', '.join(loser)} made an illegal move and forfeits the match."
-    else:
-        text = f"The deal ended ({reason})."
+    text = deal_end_sentence(game, names, lambda card: card_name(card, unicode=True))
     return {
         "reason": reason,
         "text": text,
