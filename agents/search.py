@@ -174,6 +174,15 @@ class SearchAgent(Agent):
                 f"determinize={self.determinize!r}, seed={self.seed})")
 
     def act(self, observation: dict) -> int:
+        action = self.advise(observation)
+        self.played(action)
+        return action
+
+    def advise(self, observation: dict) -> int:
+        """The action the search chooses at this observation (``last_values``: every legal
+        action's mean rollout score), without taking it: call ``played`` next with the
+        action the seat actually took. Expert iteration labels the positions a network
+        reaches this way, the bot watching every observation of the network's seat."""
         self.check_observation(observation["observation"])
         legal = mask_int(observation["action_mask"])
         if not legal:
@@ -183,11 +192,12 @@ class SearchAgent(Agent):
         self.last_rollouts = 0
         self.last_values = {}
         if legal & (legal - 1) == 0:
-            action = legal.bit_length() - 1
-        else:
-            action = self._search(decoded, legal)
+            return legal.bit_length() - 1
+        return self._search(decoded, legal)
+
+    def played(self, action: int) -> None:
+        """The action the seat took at the observation last given to ``advise``."""
         self.tracker.record(action)
-        return action
 
     def belief(self, decoded: Mapping) -> np.ndarray:
         """The probabilities [n-1, 52] the determinizations are dealt from."""

@@ -324,3 +324,40 @@ def policy_file_of(path: Path) -> Path:
     """The policy file inside a checkpoint directory (either format)."""
     path = Path(path)
     return path / "policy.pt" if (path / "policy.pt").is_file() else path / "model.zip"
+
+
+def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
+    """``(state dict of tensors, obs_norm)`` of ``init_policy``: a saved policy of
+    ``train/ppo.py`` (``.zip`` or ``.pt``, read weights-only) for the config's table,
+    input features and activation. Anything else is a ``CheckpointError`` naming the
+    file."""
+    import torch
+
+    from agents.ppo import read_policy
+
+    rules, policy = cfg["rules"], cfg["policy"]
+    try:
+        meta, arrays = read_policy(path)
+        check_layout(meta, rules["num_players"], rules["num_deals"], source=str(path))
+    except (OSError, PolicyLoadError) as e:
+        raise CheckpointError(f"init_policy: {e}") from e
+    arch = list(policy["net_arch"])
+    for key, have, want in (("features", meta["features"], list(policy["features"])),
+                            ("activation", meta["activation"], policy["activation"]),
+                            ("net_arch", meta["net_arch"], {"pi": arch, "vf": arch})):
+        if have != want:
+            raise CheckpointError(f"init_policy {path}: its {key} is {have!r}, the "
+                                  f"config's policy.{key} is {want!r}")
+    critic = arrays.get("mlp_extractor.value_net.0.weight")
+    if critic is not None and policy["privileged_critic"] != (critic.shape[1] > meta["input_size"]):
+        raise CheckpointError(f"init_policy {path}: its critic "
+                              + ("sees" if critic.shape[1] > meta["input_size"] else
+                                 "does not see") + " the hidden cards, policy.privileged_critic "
+                              f"is {policy['privileged_critic']}")
+    norm = meta.get("obs_norm")
+    if bool(norm) != bool(policy["normalize_obs"]):
+        raise CheckpointError(f"init_policy {path}: "
+                              + ("it normalises its input and policy.normalize_obs is false"
+                                 if norm else "policy.normalize_obs is true and it was "
+                                 "trained without input normalisation"))
+    return {k: torch.as_tensor(v) for k, v in arrays.items()}, norm

@@ -129,6 +129,8 @@ class PretrainConfig:
     batch_size: int = param(1024, "minibatch size of the imitation", gt=0)
     learning_rate: float = param(1.0e-3, "Adam step size of the imitation", gt=0)
     value_coef: float = param(1.0, "weight of the value head's return regression")
+    data: list[str] = param([], "imitate the labelled positions of these .npz files "
+                            "(train/expert_iteration.py) instead of a teacher's decisions")
 
 
 @dataclass
@@ -164,6 +166,9 @@ class TrainConfig:
     name: str = param("ppo_2p", "run name: the run directory is runs/<name>-<timestamp>")
     run_dir: str | None = param(None, "explicit run directory (overrides name)")
     seed: int = param(0, "seed of the model, the envs and the pretraining", ge=0, le=MAX_SEED)
+    init_policy: str | None = param(None, "start from this saved policy's weights (a .zip "
+                                       "or .pt of train/ppo.py for the same table and "
+                                       "network); pretraining, if set, continues from them")
     total_timesteps: int = param(20_000_000, "PPO steps to train for", gt=0)
     max_minutes: float | None = param(7.0, "stop after this much training time, "
                                          "cumulative, pretraining included (null: no limit)",
@@ -510,6 +515,9 @@ def _check_agents(cfg: dict) -> None:
     if sum(mix.values()) <= 0:
         raise ConfigError("league.opponents: the weights sum to 0")
     teacher = cfg["pretrain"]["teacher"]
+    if teacher is not None and cfg["pretrain"]["data"]:
+        raise ConfigError("pretrain.teacher and pretrain.data are alternatives: set one "
+                          "(the other null)")
     if teacher is not None and (teacher not in REGISTRY or teacher in ("human", "ppo")):
         raise _unknown_agent("pretrain.teacher", teacher, list(REGISTRY),
                              "or unusable agent")

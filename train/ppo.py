@@ -237,13 +237,14 @@ class RunStart:
 
     def restore_model(self, model, vec_env) -> None:
         """Weights, optimizer, counters, seeds and input normalisation from the
-        checkpoint's weights-only state: nothing in the run directory runs."""
-        if not self.resumed:
-            return
-        import numpy as np
-
+        checkpoint's weights-only state: nothing in the run directory runs. A new run
+        with ``init_policy`` starts from that policy's weights instead."""
         from train.checkpoint import CheckpointError
 
+        if not self.resumed:
+            if self.cfg["init_policy"]:
+                self._load_initial_policy(model, vec_env)
+            return
         try:
             model.policy.load_state_dict(self.checkpoint.policy)
             model.policy.optimizer.load_state_dict(self.checkpoint.optimizer)
@@ -253,11 +254,29 @@ class RunStart:
         model.num_timesteps = self.step
         model._n_updates = int(self.state.get("n_updates", 0))
         model.set_random_seed(int(self.cfg["seed"]) + self.step)
-        norm = self.state.get("obs_norm")
-        if norm is not None and hasattr(vec_env, "obs_rms"):
-            vec_env.obs_rms.mean = np.asarray(norm.get("full_mean", norm["mean"]), np.float64)
-            vec_env.obs_rms.var = np.asarray(norm.get("full_var", norm["var"]), np.float64)
-            vec_env.obs_rms.count = float(norm["count"])
+        set_obs_norm(vec_env, self.state.get("obs_norm"))
+
+    def _load_initial_policy(self, model, vec_env) -> None:
+        from train.checkpoint import CheckpointError, read_initial_policy
+
+        path = self.cfg["init_policy"]
+        state, norm = read_initial_policy(path, self.cfg)
+        try:
+            model.policy.load_state_dict(state)
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise CheckpointError(f"init_policy {path} does not fit the config's network "
+                                  f"(policy.net_arch, privileged_critic): {e}") from e
+        set_obs_norm(vec_env, norm)
+
+
+def set_obs_norm(vec_env, norm: dict | None) -> None:
+    """Restores the input normalisation a checkpoint or policy saved (``obs_norm_of``)."""
+    import numpy as np
+
+    if norm is not None and hasattr(vec_env, "obs_rms"):
+        vec_env.obs_rms.mean = np.asarray(norm.get("full_mean", norm["mean"]), np.float64)
+        vec_env.obs_rms.var = np.asarray(norm.get("full_var", norm["var"]), np.float64)
+        vec_env.obs_rms.count = float(norm["count"])
 
 
 def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_modules) -> RunStart:
@@ -390,10 +409,11 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
                     elapsed_before=float(start.state.get("train_seconds", 0.0)))
     live = LiveRun(cfg, run_dir, model, league, vec_env, budget, start.state.get("pretrain"))
 
-    # 4. pretraining: a new run imitates its teacher in the same envs
-    if not start.resumed and cfg["pretrain"]["teacher"]:
-        say(f"pretraining: imitating {cfg['pretrain']['teacher']} for "
-            f"{cfg['pretrain']['decisions']:,} decisions")
+    # 4. pretraining: a new run imitates its teacher in the same envs (or labelled data)
+    p = cfg["pretrain"]
+    if not start.resumed and (p["teacher"] or p["data"]):
+        say(f"pretraining: imitating {p['teacher']} for {p['decisions']:,} decisions"
+            if p["teacher"] else f"pretraining: imitating {', '.join(p['data'])}")
         try:
             live.pretrain = pretrain(model, games, cfg, log=say)
         except KeyboardInterrupt:

@@ -3,7 +3,8 @@
 A bad opponent file or a policy made for another table used to surface as a traceback
 minutes into a run (at the first league game, or in the final evaluation), after the
 run directory had been created. ``check_run`` builds every agent the run will seat —
-league opponents, the pretraining teacher, evaluation opponents — at the run's table
+league opponents, the pretraining teacher, evaluation opponents — at the run's table,
+reads the ``init_policy`` and the ``pretrain.data`` files,
 and checks where the VecEnv factory comes from, so that every such mistake is a
 ``ConfigError`` up front.
 
@@ -36,6 +37,20 @@ def check_run(cfg: dict, trusted_modules: Iterable[str] = ()) -> None:
         seats += [("eval.opponents", name) for name in cfg["eval"]["opponents"]]
     for key, name in seats:
         check_agent(key, name, rules)
+    if cfg["init_policy"]:
+        from train.checkpoint import CheckpointError, read_initial_policy
+
+        try:
+            read_initial_policy(cfg["init_policy"], cfg)
+        except CheckpointError as e:
+            raise ConfigError(str(e)) from e
+    if cfg["pretrain"]["data"]:
+        from train.pretrain import load_labelled
+
+        try:
+            load_labelled(cfg["pretrain"]["data"], cfg)
+        except ValueError as e:
+            raise ConfigError(f"pretrain.data: {e}") from e
 
 
 def check_vec_env(vec_env: str, trusted_modules: Iterable[str] = ()) -> None:

@@ -8,6 +8,10 @@ opponents -- for ``pretrain.decisions`` decisions. The policy is then trained fo
 actions) and the value head to predict the return that followed (Monte Carlo, with the
 run's gamma). PPO then starts from a policy that already plays like the teacher and a
 value function that knows what positions are worth, instead of from random play.
+
+With ``pretrain.data`` the policy imitates labelled positions instead (``load_labelled``:
+the search bot's moves at positions the network reached, from ``train/expert_iteration.py``),
+which is expert iteration's distillation step.
 """
 
 from __future__ import annotations
@@ -141,13 +145,58 @@ def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: f
     return stats
 
 
+#: Arrays of a labelled data set (``pretrain.data``, written by train/expert_iteration.py).
+LABELLED_KEYS = ("obs", "mask", "privileged", "action", "returns")
+
+
+def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
+    """The positions of labelled ``.npz`` files as ``fit`` data: the policy input the
+    run's VecEnv would give (observation, then the mask and the hidden cards as the
+    config's network reads them), the labelled ``actions`` and the ``returns``.
+
+    A file lacking an array, or made for another observation layout, is a ``ValueError``
+    naming it."""
+    rules, policy = cfg["rules"], cfg["policy"]
+    size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    parts: dict[str, list] = {"x": [], "masks": [], "actions": [], "returns": []}
+    for path in paths:
+        try:
+            with np.load(path) as data:
+                arrays = {k: data[k] for k in LABELLED_KEYS}
+        except KeyError as e:
+            raise ValueError(f"{path}: not a labelled data set (lacks {e})") from e
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: cannot read a labelled data set ({e})") from e
+        if arrays["obs"].ndim != 2 or arrays["obs"].shape[1] != size:
+            raise ValueError(f"{path}: observations of shape {arrays['obs'].shape}; this "
+                             f"table's observations have {size} entries")
+        columns = [arrays["obs"].astype(np.float32)]
+        if "mask" in policy["features"]:
+            columns.append(arrays["mask"].astype(np.float32))
+        if policy["privileged_critic"]:
+            columns.append(arrays["privileged"].astype(np.float32))
+        parts["x"].append(np.concatenate(columns, axis=1))
+        parts["masks"].append(arrays["mask"].astype(bool))
+        parts["actions"].append(arrays["action"].astype(np.int64))
+        parts["returns"].append(arrays["returns"].astype(np.float32))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
 def pretrain(model, vec_env, cfg: dict, log=print) -> dict[str, float]:
     """Collects the teacher's decisions from ``vec_env`` (the run's own VecEnv, without
-    observation normalisation), fits ``model``'s policy to them, and seeds ``vec_env``
-    back with the run's seed, so that PPO's first reset deals what it would have dealt
-    without pretraining."""
+    observation normalisation), or reads ``pretrain.data``, fits ``model``'s policy to
+    them, and seeds ``vec_env`` back with the run's seed, so that PPO's first reset deals
+    what it would have dealt without pretraining."""
     p, rules = cfg["pretrain"], cfg["rules"]
     t0 = time.time()
+    if p["data"]:
+        data = load_labelled(p["data"], cfg)
+        log(f"pretrain: {len(data['actions']):,} labelled positions from "
+            f"{len(p['data'])} file(s)")
+        stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
+                    p["value_coef"], seed=cfg["seed"], log=log)
+        stats["seconds"] = time.time() - t0
+        return stats
     teacher = make_teacher(p["teacher"], rules, seed=cfg["seed"] + 7919)
     layout_size = Layout.of(rules["num_players"], rules["num_deals"]).size
     data = collect(vec_env, teacher, p["decisions"], layout_size, float(cfg["ppo"]["gamma"]),

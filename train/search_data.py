@@ -127,7 +127,7 @@ def _label_unit(unit):
     return label_positions(*unit)
 
 
-def _map(fn, units: list, backend: str, workers: int | None, address: str | None,
+def map_chunks(fn, units: list, backend: str, workers: int | None, address: str | None,
          threads: int) -> list:
     """``[fn(u) for u in units]`` in this process, a local pool or Ray tasks, in order."""
     from agents.ray_backend import RaySession, check_backend
@@ -162,12 +162,12 @@ def build_dataset(seed: int, games: int, rules: dict | None = None, player: str 
     rules = resolve_rules(rules, None)
     units = [(seed, s, min(s + GAME_CHUNK, games), rules, player)
              for s in range(0, games, GAME_CHUNK)]
-    parts = _map(_play_unit, units, backend, workers, address, threads)
+    parts = map_chunks(_play_unit, units, backend, workers, address, threads)
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     total = len(data["obs"])
     units = [(data["obs"][i:i + label_chunk], data["mask"][i:i + label_chunk], i, seed, rules,
               labeller) for i in range(0, total, label_chunk)]
-    labels = _map(_label_unit, units, backend, workers, address, threads) if units else []
+    labels = map_chunks(_label_unit, units, backend, workers, address, threads) if units else []
     for key in ("values", "best"):
         data[key] = (np.concatenate([p[key] for p in labels]) if labels
                      else np.zeros((0, NUM_ACTIONS) if key == "values" else 0, np.float32))
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["build_dataset", "label_positions", "pin_threads", "play_games"]
+__all__ = ["build_dataset", "label_positions", "map_chunks", "pin_threads", "play_games"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,186 @@
+"""Expert iteration (train/expert_iteration.py): labels, the loop end to end, resume, errors,
+and the two train/ppo.py options it drives (``init_policy``, ``pretrain.data``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("numba")
+
+import agents  # noqa: E402
+from agents.ppo import read_policy  # noqa: E402
+from pis_env import Rules, decode_observation  # noqa: E402
+from pis_env.cards import NUM_CARDS  # noqa: E402
+from train import expert_iteration as EI  # noqa: E402
+from train.config import ConfigError  # noqa: E402
+from train.ppo import run as ppo_run  # noqa: E402
+
+from .test_train import play_deals, tiny_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY_2P = str(ROOT / "models" / "ppo_2p_v1.zip")
+RULES_2P = Rules.from_options(num_players=2).to_dict()
+#: train/ppo.py overrides of a train stage that takes a few seconds.
+TINY_PPO = {
+    "vec_env": "dummy", "n_envs": 2, "total_timesteps": 512, "max_minutes": None,
+    "ppo": {"n_steps": 256, "batch_size": 256}, "policy": {"net_arch": [32, 32]},
+    "league": {"opponents": {"random": 1}}, "pretrain": {"teacher": None, "epochs": 2},
+    "log": {"tensorboard": False, "progress": False}, "checkpoint": {"every": 256},
+    "eval": {"deals": 4, "opponents": ["random"], "workers": 1},
+}
+
+
+def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
+    args = dict(seed=3, iteration=1, start=start, stop=stop, rules=RULES_2P, policy=POLICY_2P,
+                opponents={"heuristic": 1.0, "self": 1.0}, labeller={"rollouts": 32},
+                win_bonus=0.5)
+    return EI.label_games(**{**args, **kw})
+
+
+def ei_config(tmp_path: Path, *overrides: str) -> dict:
+    cfg = EI.load_config(None, [f"run_dir={tmp_path / 'ei'}", "games=3", "labeller.rollouts=16",
+                                "workers=1", "opponents={heuristic: 1, self: 1}", *overrides])
+    cfg["ppo"] = TINY_PPO
+    return cfg
+
+
+# ---------------------------------------------------------------------- labels
+def test_labels_are_the_same_in_any_chunking():
+    whole = label(0, 4)
+    parts = [label(0, 1), label(1, 4)]
+    assert len(whole["action"]) > 10
+    for key, value in whole.items():
+        np.testing.assert_array_equal(value, np.concatenate([p[key] for p in parts]), key)
+
+
+def test_labels_are_legal_and_the_positions_consistent():
+    data = label(0, 6)
+    rows = np.arange(len(data["action"]))
+    mask = data["mask"].astype(bool)
+    assert mask.sum(axis=1).min() >= 2  # forced moves teach nothing and are left out
+    assert mask[rows, data["action"]].all() and mask[rows, data["behaviour"]].all()
+    np.testing.assert_array_equal(np.isnan(data["values"]), ~mask)
+    assert 0.2 < (data["action"] == data["behaviour"]).mean() < 1.0
+    for g in np.unique(data["game"]):
+        assert len(np.unique(data["returns"][data["game"] == g])) == 1  # gamma 1: one return
+        assert (data["seat"][data["game"] == g] == g % 2).all()
+    for obs, hidden in zip(data["obs"], data["privileged"]):
+        decoded = decode_observation(obs, num_players=2)
+        opponent_hand = hidden[:NUM_CARDS]
+        assert opponent_hand.sum() == decoded["hand_sizes"][1]
+        assert not opponent_hand[decoded["hand"]].any()
+
+
+# ---------------------------------------------------------------------- the loop
+def test_expert_iteration_end_to_end_with_resume(tmp_path, monkeypatch):
+    cfg = ei_config(tmp_path, "iterations=1")
+    first = EI.run(cfg, verbose=False)  # no init_policy: iteration 0 is a plain PPO run
+    run_dir = Path(first["run_dir"])
+    assert first["iterations"] == 1 and not (run_dir / "iter_0" / "data.npz").exists()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(EI, "label_iteration", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        EI.run(resume=run_dir, overrides=["iterations=2"], verbose=False)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert (state["iteration"], state["stage"]) == (1, "label")
+    monkeypatch.undo()
+
+    summary = EI.run(resume=run_dir, verbose=False)  # iterations=2 was saved with the resume
+    assert summary["status"] == "finished" and summary["iterations"] == 2
+    rows = [json.loads(line) for line in (run_dir / "progress.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [0, 1]
+    assert rows[1]["label_positions"] > 0 and "random" in rows[1]["eval"]
+    with np.load(run_dir / "iter_1" / "data.npz") as data:
+        assert len(data["action"]) == rows[1]["label_positions"]
+    ppo_cfg = yaml.safe_load((run_dir / "iter_1" / "ppo" / "config.yaml").read_text())
+    assert ppo_cfg["init_policy"] == str(run_dir / "iter_0" / "ppo" / "policy.zip")
+    assert ppo_cfg["pretrain"]["data"] == [str(run_dir / "iter_1" / "data.npz")]
+    assert play_deals(run_dir / "policy.zip", 2, deals=2) > 0
+    assert EI.run(resume=run_dir, verbose=False)["iterations"] == 2  # done: nothing more
+
+
+@pytest.mark.parametrize("override, words", [
+    ("iterations=0", ["iterations", ">= 1"]),
+    ("labeller.determinize=perfect", ["labeller.determinize", "belief"]),
+    ("opponents={human: 1}", ["human"]),
+    ("opponents={heuristik: 1}", ["unknown bot", "heuristik"]),
+    ("itrations=2", ["itrations"]),
+    ("backend=spark", ["backend"]),
+])
+def test_bad_config_values_are_clear_errors(override, words):
+    with pytest.raises(ConfigError) as e:
+        EI.load_config(None, [override])
+    assert all(w in str(e.value) for w in words), str(e.value)
+
+
+def test_a_policy_of_another_table_is_refused_before_the_run_directory(tmp_path):
+    cfg = ei_config(tmp_path, f"init_policy={ROOT / 'models' / 'ppo_4p_v1.zip'}")
+    with pytest.raises(ConfigError, match="4 players"):
+        EI.run(cfg, verbose=False)
+    assert not (tmp_path / "ei").exists()
+
+
+def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
+    assert EI.main([f"run_dir={tmp_path / 'x'}", "games=-1"]) == 2
+    assert capsys.readouterr().err.startswith("error: games=-1")
+    assert EI.main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "no config.yaml" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- train/ppo.py options
+def test_init_policy_starts_from_its_weights(tmp_path):
+    base = ppo_run(tiny_config(tmp_path, "total_timesteps=256", name="base"), verbose=False)
+    _, before = read_policy(base["policy"])
+    cfg = tiny_config(tmp_path, f"init_policy={base['policy']}", "total_timesteps=256",
+                      "ppo.learning_rate=1e-9", name="next")
+    _, after = read_policy(ppo_run(cfg, verbose=False)["policy"])
+    # Both runs have seed 0: without init_policy "next" would hold base's initial weights,
+    # which base's 256 steps of training moved.
+    for key, value in before.items():
+        np.testing.assert_allclose(after[key], value, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.parametrize("extra, words", [
+    ([f"init_policy={ROOT / 'models' / 'ppo_4p_v1.zip'}"], ["init_policy", "4 players"]),
+    ([f"init_policy={POLICY_2P}"], ["init_policy", "net_arch"]),
+    ([f"init_policy={POLICY_2P}", "policy.net_arch=[256,256]"], ["privileged_critic"]),
+    (["init_policy=nowhere/policy.zip"], ["init_policy", "not found"]),
+    (["pretrain.data=[nowhere.npz]"], ["pretrain.data", "nowhere.npz"]),
+    (["pretrain.teacher=heuristic", "pretrain.data=[x.npz]"], ["alternatives"]),
+])
+def test_bad_init_policy_or_data_is_refused_before_the_run_directory(tmp_path, extra, words):
+    with pytest.raises(ConfigError) as e:
+        ppo_run(tiny_config(tmp_path, *extra), verbose=False)
+    assert all(w in str(e.value) for w in words), str(e.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_pretrain_data_of_another_table_is_refused(tmp_path):
+    rules4 = Rules.from_options(num_players=4).to_dict()
+    data = EI.label_games(0, 0, 0, 1, rules4, str(ROOT / "models" / "ppo_4p_v1.zip"),
+                          {"heuristic": 1}, {"rollouts": 8})
+    np.savez(tmp_path / "d4.npz", **data)
+    with pytest.raises(ConfigError, match="entries"):
+        ppo_run(tiny_config(tmp_path, f"pretrain.data=[{tmp_path / 'd4.npz'}]"), verbose=False)
+
+
+def test_pretrain_data_teaches_the_labelled_moves(tmp_path):
+    """Imitating a data set moves the policy's choices onto its labels."""
+    data = label(0, 8)
+    np.savez(tmp_path / "d.npz", **data)
+    cfg = tiny_config(tmp_path, f"pretrain.data=[{tmp_path / 'd.npz'}]", "pretrain.epochs=40",
+                      "pretrain.batch_size=64", "total_timesteps=1", "ppo.learning_rate=1e-9")
+    policy = agents.make("ppo", path=ppo_run(cfg, verbose=False)["policy"])
+    chosen = np.array([policy.act({"observation": o, "action_mask": m})
+                       for o, m in zip(data["obs"], data["mask"])])
+    assert (chosen == data["action"]).mean() > 0.9

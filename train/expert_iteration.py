@@ -1,0 +1,475 @@
+"""Expert iteration: the search bot teaches the network, PPO polishes it, repeated.
+
+    python train/expert_iteration.py                                    # 2 players
+    python train/expert_iteration.py --config configs/expert_iteration_4p.yaml
+    python train/expert_iteration.py --resume runs/ei_2p --save-to models/ppo_2p.zip
+    python train/expert_iteration.py iterations=2 games=200 labeller.rollouts=256
+
+Why: ``search`` (belief determinizations, heuristic rollouts) beats every network we
+trained, but it costs tens of milliseconds a move. Expert iteration (Anthony et al. 2017;
+the same loop as AlphaZero's, with a determinized search as the expert) moves what the
+search knows into the network, which then plays alone in a fraction of a millisecond.
+
+Each iteration ``k`` (``iter_<k>/`` in the run directory):
+
+1. **label** -- ``games`` seeded games: the current network plays one seat (sampling its
+   moves, so the data covers what it actually does), each other seat a bot drawn from
+   ``opponents`` (``self``: the current network). The search bot (``labeller``; a
+   cheaper budget than play) watches every observation of the network's seat and, at
+   each decision with more than one legal action, says what it would play and what every
+   legal action is worth (``SearchAgent.advise``). ``label_games`` is a plain function
+   over a chunk of games that returns numpy arrays, run in this process, on every local
+   core or as Ray tasks (``backend``, as ``train.search_data``); game ``g`` draws every
+   random number from ``(seed, k, g)``, so the same seed gives the same ``data.npz`` on
+   any number of workers.
+2. **train** -- ``train/ppo.py`` in ``iter_<k>/ppo``: it starts from the current network
+   (``init_policy``), imitates the search's moves in the data of the last ``window``
+   iterations (``pretrain.data``: cross-entropy over the legal actions, the value head on
+   the returns), then runs PPO (its config: ``ppo_config`` with the ``ppo`` overrides),
+   and evaluates the result against its ``eval.opponents``.
+3. The new policy is the current network of the next iteration.
+
+``state.json`` records each finished stage and ``progress.jsonl`` one line per iteration
+(positions, how often the network already agreed with the search, seconds, evaluation).
+``--resume RUN_DIR`` continues where the run stopped (an interrupted PPO stage resumes
+from its checkpoint; an interrupted labelling stage starts that stage again). At the end
+``policy.zip`` / ``policy.pt`` in the run directory are the last iteration's policy
+(``--save-to PATH`` copies them). ``max_minutes`` stops starting new iterations once
+that much time has been spent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # `python train/expert_iteration.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from pis_env.engine import NUM_ACTIONS
+from train import config as ppo_config_mod
+from train.config import REPO_ROOT, ConfigError
+
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "expert_iteration_2p.yaml"
+#: Games per labelling task.
+GAME_CHUNK = 20
+
+
+# ---------------------------------------------------------------------- config
+@dataclass
+class LabellerConfig:
+    rollouts: int = 512          # the search's rollouts per labelled decision
+    determinize: str = "belief"  # belief | hints | uniform
+    confidence: float = 1.0      # agents.mc.choose_action's gate (standard errors)
+
+
+@dataclass
+class ExpertIterationConfig:
+    name: str = "ei_2p"
+    run_dir: str | None = None   # default runs/<name>-<timestamp>
+    seed: int = 0
+    ppo_config: str = "configs/ppo_2p.yaml"  # train/ppo.py's config of the train stage
+    ppo: dict[str, Any] = field(default_factory=dict)  # its overrides (dotted keys)
+    init_policy: str | None = None  # the first network (null: ppo_config's own start)
+    iterations: int = 4
+    games: int = 1000            # labelled games per iteration
+    opponents: dict[str, float] = field(default_factory=lambda: {"heuristic": 1.0})
+    sample: bool = True          # the network samples its moves (false: its argmax)
+    labeller: LabellerConfig = field(default_factory=LabellerConfig)
+    window: int = 2              # iterations of data the network imitates
+    max_minutes: float | None = None  # no new iteration after this much time
+    backend: str = "local"       # local | ray
+    address: str | None = None   # Ray cluster (default RAY_ADDRESS or a local Ray)
+    workers: int | None = None   # labelling processes / Ray tasks in flight
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                base: dict | None = None) -> dict:
+    """Defaults, ``base`` (a run's saved config), the YAML file, then ``key=value``
+    overrides: checked (``ConfigError`` naming the key) and returned as a plain dict."""
+    cfg = OmegaConf.structured(ExpertIterationConfig)
+    try:
+        if base:
+            cfg = OmegaConf.merge(cfg, base)
+        if path is not None:
+            p = Path(path)
+            if not p.is_file() and (REPO_ROOT / p).is_file():
+                p = REPO_ROOT / p
+            if not p.is_file():
+                raise ConfigError(f"config file not found: {path}")
+            try:
+                data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as e:
+                raise ConfigError(ppo_config_mod.yaml_error(p, e)) from e
+            cfg = OmegaConf.merge(cfg, data)
+        if overrides:
+            cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(list(overrides)))
+    except OmegaConfBaseException as e:
+        raise ConfigError(str(e).splitlines()[0]) from e
+    out = OmegaConf.to_container(cfg)
+    check(out)
+    return out
+
+
+def check(cfg: dict) -> None:
+    from agents import REGISTRY
+    from agents.search import MODES
+
+    positive = {"iterations": 1, "games": 1, "window": 1, "labeller.rollouts": 1}
+    for key, low in positive.items():
+        value = cfg
+        for part in key.split("."):
+            value = value[part]
+        if value < low:
+            raise ConfigError(f"{key}={value!r}: must be >= {low}")
+    if not 0 <= cfg["seed"] < 2**31:
+        raise ConfigError(f"seed={cfg['seed']!r}: must be in [0, 2**31)")
+    if cfg["labeller"]["determinize"] not in MODES:
+        raise ConfigError(f"labeller.determinize={cfg['labeller']['determinize']!r}: one of "
+                          f"{', '.join(MODES)}")
+    if cfg["backend"] not in ("local", "ray"):
+        raise ConfigError(f"backend={cfg['backend']!r}: local or ray")
+    if cfg["workers"] is not None and cfg["workers"] < 1:
+        raise ConfigError(f"workers={cfg['workers']!r}: must be >= 1 (or null: every core)")
+    if cfg["max_minutes"] is not None and cfg["max_minutes"] <= 0:
+        raise ConfigError(f"max_minutes={cfg['max_minutes']!r}: must be > 0 (or null)")
+    mix = cfg["opponents"]
+    if not mix or sum(mix.values()) <= 0 or min(mix.values()) < 0:
+        raise ConfigError(f"opponents={mix!r}: bot names with weights >= 0, not all 0")
+    for name in mix:
+        if name != "self" and name not in REGISTRY and not name.startswith("ppo:"):
+            raise ConfigError(f"opponents: unknown bot {name!r} (agent names, 'ppo:PATH' or "
+                              "'self' for the current network)")
+        if name in ("human", "ppo"):
+            raise ConfigError(f"opponents: {name!r} cannot sit at a labelling table")
+
+
+def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None = None,
+               data: list[str] = ()) -> dict:
+    """The resolved ``train/ppo.py`` config of an iteration's train stage."""
+    overrides = dict(cfg["ppo"])
+    if iteration_dir is not None:
+        overrides["run_dir"] = str(iteration_dir / "ppo")
+    if policy is not None:
+        overrides["init_policy"] = policy
+    if data:
+        overrides.update({"pretrain.teacher": None, "pretrain.data": list(data)})
+    path = Path(cfg["ppo_config"])
+    if not path.is_file() and (REPO_ROOT / path).is_file():
+        path = REPO_ROOT / path
+    return ppo_config_mod.build(path, overrides)
+
+
+# ---------------------------------------------------------------------- stage 1: labels
+def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
+                policy: str, opponents: dict[str, float], labeller: dict,
+                sample: bool = True, win_bonus: float = 0.0,
+                gamma: float = 1.0) -> dict[str, np.ndarray]:
+    """Games ``start..stop-1`` of iteration ``iteration``, labelled by the search.
+
+    Game ``g`` deals the tournament's duplicate deck ``(seed * 1000 + iteration, g)``;
+    the network (``policy``, a saved policy file) sits in seat ``g % n`` and the other
+    seats get bots drawn from ``opponents``, every seed drawn from ``(seed, iteration,
+    g)``. Returns, per decision of the network with more than one legal action:
+    ``obs``, ``mask``, ``privileged`` (the hidden cards, for a privileged critic),
+    ``action`` (the search's move), ``behaviour`` (the network's, which was played),
+    ``values`` (the search's mean score of every action, NaN where illegal),
+    ``returns`` (the seat's final reward plus ``win_bonus`` times its win share,
+    discounted by ``gamma`` per later decision), ``game`` and ``seat``."""
+    from agents import make, make_for_table
+    from agents.tournament import deal_setup, env_seed
+    from pis_env import raw_env
+    from pis_env.privileged import privileged_features
+    from train.league import win_share
+
+    n = int(rules["num_players"])
+    env = raw_env(**rules)
+    names = env.possible_agents
+    table = {k: v for k, v in rules.items() if k != "illegal_action"}
+    network = make("ppo", path=policy, num_players=n, deterministic=not sample)
+    search = make("search", num_players=n, rules=table, **labeller)
+    bot_names = list(opponents)
+    weights = np.asarray([opponents[b] for b in bot_names], float)
+    weights /= weights.sum()
+    deal_seed = seed * 1000 + iteration
+    rows: dict[str, list] = {k: [] for k in ("obs", "mask", "privileged", "action",
+                                             "behaviour", "values", "returns", "game",
+                                             "seat")}
+    for g in range(start, stop):
+        rng = np.random.default_rng([seed, iteration, g])
+        seat = g % n
+        seats = []
+        for s in range(n):
+            if s == seat:
+                seats.append(network)
+                continue
+            name = bot_names[int(rng.choice(len(bot_names), p=weights))]
+            bot_seed = int(rng.integers(2**31))
+            if name == "self":
+                seats.append(make("ppo", path=policy, num_players=n, seed=bot_seed,
+                                  deterministic=not sample))
+            else:
+                seats.append(make_for_table(name, table, seed=bot_seed))
+        network.reset(seed=int(rng.integers(2**31)))
+        search.reset(seed=int(rng.integers(2**31)))
+        deck, dealer = deal_setup(deal_seed, g, n)
+        env.reset(seed=env_seed(deal_seed, g), options={"deck": deck, "dealer": dealer})
+        game = env.game
+        first = len(rows["game"])
+        reward = 0.0
+        while not game.deal_over:
+            s = game.current
+            o = env.observe(names[s])
+            if s != seat:
+                env.step(seats[s].act(o))
+            else:
+                label = search.advise(o)
+                played = network.act(o)
+                search.played(played)
+                if int(o["action_mask"].sum()) > 1:
+                    values = np.full(NUM_ACTIONS, np.nan, np.float32)
+                    for a, v in search.last_values.items():
+                        values[a] = v
+                    for key, value in (("obs", o["observation"]), ("mask", o["action_mask"]),
+                                       ("privileged", privileged_features(game, seat)),
+                                       ("action", label), ("behaviour", played),
+                                       ("values", values), ("game", g), ("seat", seat)):
+                        rows[key].append(value)
+                env.step(played)
+            reward += float(env.rewards[names[seat]])
+        charges = [int(game.charges[(seat + k) % n]) for k in range(n)]
+        final = reward + win_bonus * win_share(charges)
+        count = len(rows["game"]) - first
+        rows["returns"] += [final * gamma ** (count - 1 - i) for i in range(count)]
+    size = env.observation_space(names[0])["observation"].shape[0]
+    return {
+        "obs": np.asarray(rows["obs"], np.float32).reshape(-1, size),
+        "mask": np.asarray(rows["mask"], np.int8).reshape(-1, NUM_ACTIONS),
+        "privileged": np.asarray(rows["privileged"], np.float32).reshape(len(rows["game"]), -1),
+        "action": np.asarray(rows["action"], np.int16),
+        "behaviour": np.asarray(rows["behaviour"], np.int16),
+        "values": np.asarray(rows["values"], np.float32).reshape(-1, NUM_ACTIONS),
+        "returns": np.asarray(rows["returns"], np.float32),
+        "game": np.asarray(rows["game"], np.int32),
+        "seat": np.asarray(rows["seat"], np.int8),
+    }
+
+
+def _label_unit(unit: tuple) -> dict[str, np.ndarray]:
+    return label_games(*unit)
+
+
+def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
+                    threads: int = 1) -> dict[str, np.ndarray]:
+    """Every game of one iteration, in chunks of ``GAME_CHUNK`` on ``cfg``'s backend."""
+    from train.search_data import map_chunks
+
+    games = cfg["games"]
+    units = [(cfg["seed"], iteration, s, min(s + GAME_CHUNK, games), ppo_cfg["rules"],
+              policy, cfg["opponents"], cfg["labeller"], cfg["sample"],
+              float(ppo_cfg["win_bonus"]), float(ppo_cfg["ppo"]["gamma"]))
+             for s in range(0, games, GAME_CHUNK)]
+    parts = map_chunks(_label_unit, units, cfg["backend"], cfg["workers"], cfg["address"],
+                       threads)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+# ---------------------------------------------------------------------- the run
+class Run:
+    """A run directory: ``config.yaml``, ``state.json``, ``progress.jsonl``, ``iter_<k>/``."""
+
+    def __init__(self, run_dir: Path, cfg: dict, state: dict | None = None):
+        self.dir, self.cfg = run_dir, cfg
+        self.state = state or {"iteration": 0, "stage": "label", "policy": None,
+                               "seconds": 0.0}
+
+    @classmethod
+    def create(cls, cfg: dict) -> Run:
+        from train.checkpoint import atomic_write_text
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run_dir = Path(cfg["run_dir"] or f"runs/{cfg['name']}-{stamp}")
+        if (run_dir / "state.json").exists():
+            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
+                              "another run_dir")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        cfg = dict(cfg, run_dir=str(run_dir))
+        atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=False))
+        return cls(run_dir, cfg)
+
+    @classmethod
+    def open(cls, run_dir: Path, overrides: list[str] | None = None) -> Run:
+        from train.checkpoint import atomic_write_text
+
+        if not (run_dir / "config.yaml").is_file():
+            raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run of "
+                              "train/expert_iteration.py)")
+        saved = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+        cfg = load_config(None, overrides, base=saved)
+        if overrides:
+            atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=False))
+        state_path = run_dir / "state.json"
+        state = json.loads(state_path.read_text(encoding="utf-8")) if state_path.is_file() \
+            else None
+        return cls(run_dir, cfg, state)
+
+    def iteration_dir(self, k: int) -> Path:
+        return self.dir / f"iter_{k}"
+
+    def save_state(self, **changes) -> None:
+        from train.checkpoint import atomic_write_text
+
+        self.state.update(changes)
+        atomic_write_text(self.dir / "state.json", json.dumps(self.state, indent=1) + "\n")
+
+    def log(self, row: dict) -> None:
+        with open(self.dir / "progress.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def run(cfg: dict | None = None, resume: str | Path | None = None,
+        overrides: list[str] | None = None, verbose: bool = True) -> dict:
+    """Runs (or resumes) expert iteration; returns a summary dict (``status``,
+    ``run_dir``, ``policy``, ``iterations``)."""
+    from train import ppo as ppo_train
+    from train.checkpoint import atomic_write_text
+
+    say = print if verbose else (lambda *a, **k: None)
+    if resume is not None:
+        r = Run.open(Path(resume), overrides)
+    else:
+        cfg = cfg if cfg is not None else load_config(DEFAULT_CONFIG, overrides)
+        base = ppo_config(cfg, policy=cfg["init_policy"])  # checks it before any work
+        from train.preflight import check_run
+
+        check_run(base)
+        r = Run.create(cfg)
+    cfg = r.cfg
+    t_start = time.time() - float(r.state.get("seconds", 0.0))
+    while r.state["iteration"] < cfg["iterations"]:
+        k = r.state["iteration"]
+        spent = (time.time() - t_start) / 60
+        if r.state["stage"] == "label" and cfg["max_minutes"] is not None \
+                and spent >= cfg["max_minutes"]:
+            say(f"stopping before iteration {k}: {spent:.1f} min spent "
+                f"(max_minutes={cfg['max_minutes']})")
+            break
+        it_dir = r.iteration_dir(k)
+        it_dir.mkdir(exist_ok=True)
+        policy = r.state["policy"] or cfg["init_policy"]
+        if r.state["stage"] == "label":
+            if policy is None:  # no network yet: train.ppo's own start, no labelled data
+                r.save_state(stage="train")
+                continue
+            t0 = time.time()
+            say(f"iteration {k}: labelling {cfg['games']} games with search "
+                f"({cfg['labeller']['rollouts']} rollouts) at {policy}")
+            data = label_iteration(cfg, ppo_config(cfg), k, policy)
+            tmp = it_dir / "data.tmp.npz"
+            np.savez_compressed(tmp, **data)
+            tmp.replace(it_dir / "data.npz")
+            agree = float((data["action"] == data["behaviour"]).mean()) if len(data["action"]) \
+                else float("nan")
+            r.state.setdefault("labels", {})[str(k)] = {
+                "positions": int(len(data["action"])), "agreement": agree,
+                "seconds": round(time.time() - t0, 1)}
+            say(f"iteration {k}: {len(data['action']):,} positions in {time.time() - t0:.0f} s;"
+                f" the network played the search's move at {agree:.1%} of them")
+            r.save_state(stage="train", seconds=time.time() - t_start)
+        if r.state["stage"] == "train":
+            data = [str(r.iteration_dir(j) / "data.npz")
+                    for j in range(max(0, k - cfg["window"] + 1), k + 1)
+                    if (r.iteration_dir(j) / "data.npz").is_file()]
+            t0 = time.time()
+            ppo_dir = it_dir / "ppo"
+            if (ppo_dir / "checkpoints").exists():
+                summary = ppo_train.run(resume=ppo_dir, verbose=verbose)
+            else:
+                summary = ppo_train.run(ppo_config(cfg, it_dir, policy, data), verbose=verbose)
+            if summary["status"] != "finished":
+                r.save_state(seconds=time.time() - t_start)
+                say(f"interrupted; resume with: python train/expert_iteration.py "
+                    f"--resume {r.dir}")
+                return {"status": summary["status"], "run_dir": str(r.dir)}
+            labels = r.state.get("labels", {}).get(str(k), {})
+            r.log({"iteration": k, **{f"label_{a}": b for a, b in labels.items()},
+                   "train_seconds": round(time.time() - t0, 1),
+                   "ppo_steps": summary["num_timesteps"],
+                   "eval": {row["opponent"]: [row["win_rate"], row["win_low"], row["win_high"]]
+                            for row in summary.get("eval", [])},
+                   "minutes": round((time.time() - t_start) / 60, 2)})
+            r.save_state(iteration=k + 1, stage="label", policy=summary["policy"],
+                         seconds=time.time() - t_start)
+    final = r.state["policy"]
+    out = {"status": "finished", "run_dir": str(r.dir), "policy": final,
+           "iterations": r.state["iteration"]}
+    if final:
+        for suffix in (".zip", ".pt"):
+            src = Path(final).with_suffix(suffix)
+            if src.is_file():
+                shutil.copyfile(src, r.dir / f"policy{suffix}")
+        out["policy"] = str(r.dir / "policy.zip")
+    atomic_write_text(r.dir / "summary.json", json.dumps(out, indent=2) + "\n")
+    say(f"expert iteration: {r.state['iteration']} iteration(s) in "
+        f"{(time.time() - t_start) / 60:.1f} min; policy {out['policy']}")
+    return out
+
+
+# ---------------------------------------------------------------------- command line
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python train/expert_iteration.py",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", default=None, help=f"YAML config (default {DEFAULT_CONFIG})")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR")
+    p.add_argument("--save-to", default=None, help="copy the final policy.zip (and .pt) here")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("overrides", nargs="*", metavar="key=value")
+    args = p.parse_args(argv)
+    from train.checkpoint import CheckpointError
+    from train.ppo import _raise_interrupt
+
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill saves the PPO checkpoint
+
+    try:
+        if args.resume:
+            if args.config:
+                raise ConfigError("--resume uses the run's saved config: drop --config")
+            summary = run(resume=args.resume, overrides=args.overrides, verbose=not args.quiet)
+        else:
+            cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
+            summary = run(cfg, verbose=not args.quiet)
+    except (ConfigError, CheckpointError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: resume with --resume RUN_DIR", file=sys.stderr)
+        return 130
+    if summary["status"] != "finished":
+        return 130
+    if args.save_to and summary.get("policy"):
+        dest = Path(args.save_to)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(summary["policy"], dest)
+        pt = Path(summary["policy"]).with_suffix(".pt")
+        if pt.is_file():
+            shutil.copyfile(pt, dest.with_suffix(".pt"))
+        print(f"copied the policy to {dest}")
+    return 0
+
+
+__all__ = ["ExpertIterationConfig", "label_games", "label_iteration", "load_config", "run"]
+
+if __name__ == "__main__":
+    sys.exit(main())
