@@ -1,5 +1,5 @@
-"""The belief-guided search bot: determinizations from ``agents.belief``, heuristic
-rollouts on the batched numba engine.
+"""The belief-guided search bot: determinizations from ``agents.belief``, heuristic (or
+network) rollouts on the batched numba engine.
 
 Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic
 (issue 13); dealt from what the opponents revealed, it can be. At each decision with more
@@ -15,6 +15,12 @@ than one legal action the bot
 3. plays every legal action in every determinization (common random numbers) and the
    rest of the deal with the heuristic at every seat, all ``D x A`` games at once in one
    ``pis_env.batched.BatchedGame`` (one numba call per move for the whole batch);
+   ``rollout_policy="network"``: every seat plays a PPO policy file instead (its argmax
+   over the legal actions, ``agents.ppo``'s deterministic choice; ``rollout_path``,
+   default the shipped ``models/ppo_{n}p.zip``), one batched torch forward pass per move
+   over all unfinished rows (``agents.batched_policy.TorchPolicy``, one thread);
+   ``"mixed"``: the searching seat's moves are the network's, the other seats' the
+   heuristic's;
 4. plays the action with the best mean score (``agents.mc.deal_score``: the charge
    differential plus ``win_bonus`` points per unit of win reward), unless it beats the
    heuristic's own choice by less than ``confidence`` standard errors of the paired
@@ -48,12 +54,19 @@ from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 #: Rollouts per decision of the default bot (see README "Search and belief" for timing).
 DEFAULT_ROLLOUTS = 4096
 MODES = ("belief", "hints", "uniform")
+#: Who plays the moves of a rollout after the searched action (``rollout_policy``).
+ROLLOUT_POLICIES = ("heuristic", "network", "mixed")
 
 
 class BatchedRollouts:
-    """Plays many copies of one observed position to the end of the deal at once."""
+    """Plays many copies of one observed position to the end of the deal at once.
 
-    def __init__(self, rules: Rules, params: Params):
+    ``network``: a batched policy ``(obs [K, L], masks [K, 58]) -> actions [K]`` (a
+    ``TorchPolicy``) that plays every seat (``network_seats="all"``) or only seat 0, the
+    searching seat (``"searcher"``); the heuristic plays the others."""
+
+    def __init__(self, rules: Rules, params: Params, network=None,
+                 network_seats: str = "all"):
         from pis_env.batched import BatchedGame
         from pis_env.batched import kernels as K
 
@@ -65,6 +78,8 @@ class BatchedRollouts:
         self._game_cls = BatchedGame
         self._policy_cls = HeuristicPolicy
         self._games: dict[int, tuple] = {}
+        self.network = network
+        self.network_seats = network_seats
 
     def _game(self, size: int):
         if size not in self._games:
@@ -93,8 +108,9 @@ class BatchedRollouts:
         K.seed_streams(game.rng, np.repeat(seeds, a_count).astype(np.uint64))
         acts = np.tile(np.asarray(actions, dtype=np.int64), len(stocks))
         game.step(acts, write_obs=False)
+        moves = policy.from_game if self.network is None else self._network_moves(policy)
         for _ in range(5000):
-            acts = policy.from_game(game)
+            acts = moves(game)
             if (acts < 0).all():
                 break
             game.step(acts, write_obs=False)
@@ -102,6 +118,29 @@ class BatchedRollouts:
         points = sum(K.CHUNK_POINTS[(hands_end >> (13 * s)) & K.CHUNK] for s in range(4))
         truncated = st[:, K.REASON] == K.TRUNCATED
         return game.charges.copy(), game.winners.copy(), points, truncated
+
+    def _network_moves(self, heuristic):
+        """``game -> actions``: the network's argmax for the rows it plays (observations
+        and masks built for those rows only), the heuristic's for the others, -1 for
+        finished rows."""
+        K = self.K
+        network = self.network
+        all_seats = self.network_seats == "all"
+
+        def moves(game):
+            st = game.st
+            active = st[:, K.LEGAL] != 0
+            if all_seats:
+                acts = np.full(game.num_games, -1, dtype=np.int64)
+            else:
+                acts = heuristic.from_game(game)
+                active &= st[:, K.CUR] == 0
+            rows = np.flatnonzero(active)
+            if rows.size:
+                acts[rows] = network(game.observe(games=rows), game.action_masks(games=rows))
+            return acts
+
+        return moves
 
 
 def scores_of(charges: np.ndarray, winners: np.ndarray, points: np.ndarray,
@@ -133,7 +172,11 @@ class SearchAgent(Agent):
     ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``: another belief
     model file; ``params``: the rollout heuristic's weights; ``rules`` or the SPEC §4
     options as keywords: the table's variant; ``horizon``: rollout cap in decisions
-    (default none, 400 with ``reshuffle``)."""
+    (default none, 400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
+    ``"heuristic"`` (default: every seat), ``"network"`` (every seat plays the PPO policy
+    file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal
+    actions) or ``"mixed"`` (the searching seat the network, the others the heuristic);
+    a policy file for another table size is a ``ValueError``."""
 
     name = "search"
 
@@ -142,12 +185,19 @@ class SearchAgent(Agent):
                  confidence: float = 1.0, win_bonus: float = 100.0,
                  belief_path: str | None = None, params: Params | None = None,
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
+                 rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  **options):
         super().__init__(num_players, num_deals, seed)
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
             raise ValueError(f"rollouts={rollouts!r}: must be an int >= 1")
         if determinize not in MODES:
             raise ValueError(f"determinize={determinize!r}: one of {', '.join(MODES)}")
+        if rollout_policy not in ROLLOUT_POLICIES:
+            raise ValueError(f"rollout_policy={rollout_policy!r}: one of "
+                             f"{', '.join(ROLLOUT_POLICIES)}")
+        if rollout_path is not None and rollout_policy == "heuristic":
+            raise ValueError("rollout_path is the network of rollout_policy='network' or "
+                             "'mixed'; the heuristic rollouts take no policy file")
         self.rollouts = rollouts
         self.determinize = determinize
         self.confidence = float(confidence)
@@ -160,6 +210,12 @@ class SearchAgent(Agent):
                                                 illegal_action="raise", reward="points")
         self.model = load_model(num_players, belief_path) if determinize == "belief" else None
         self.tracker = DealTracker(num_players, self.rules.empty_stock == "reshuffle")
+        self.rollout_policy = rollout_policy
+        self.rollout_path = rollout_path
+        self._network = None
+        if rollout_policy != "heuristic":
+            self.rollout_path = rollout_path or f"models/ppo_{num_players}p.zip"
+            self._network = rollout_network(self.rollout_path, num_players)
         self._engine: BatchedRollouts | None = None
         self.last_rollouts = 0
         self.last_values: dict[int, float] = {}
@@ -171,7 +227,8 @@ class SearchAgent(Agent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, rollouts={self.rollouts}, "
-                f"determinize={self.determinize!r}, seed={self.seed})")
+                f"determinize={self.determinize!r}, rollout_policy={self.rollout_policy!r}, "
+                f"seed={self.seed})")
 
     def act(self, observation: dict) -> int:
         action = self.advise(observation)
@@ -220,10 +277,13 @@ class SearchAgent(Agent):
         hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, count, forbidden)
         seeds = rng.integers(1, 2**62, size=count)
         if self._engine is None:
-            self._engine = BatchedRollouts(self._search_rules, self.table.params)
+            self._engine = BatchedRollouts(
+                self._search_rules, self.table.params, self._network,
+                "searcher" if self.rollout_policy == "mixed" else "all")
         template = self._template(position)
-        charges, winners, points, truncated = self._engine.run(
-            template, hands, stocks, actions, seeds)
+        with _torch_threads(1 if self._network is not None else None):
+            charges, winners, points, truncated = self._engine.run(
+                template, hands, stocks, actions, seeds)
         scores = scores_of(charges, winners, points, truncated, self.rules.reward,
                            self.win_bonus).reshape(count, len(actions))
         self.last_rollouts = scores.size
@@ -255,7 +315,52 @@ class SearchAgent(Agent):
         return row
 
 
-def timing(decks: int, rollouts: int, seed: int = 0) -> dict[int, float]:
+def rollout_network(path: str, num_players: int):
+    """The batched argmax policy of a PPO policy file for the rollouts of a
+    ``num_players`` table (single-deal observations, as the rollouts play one deal)."""
+    from .batched_policy import TorchPolicy
+    from .ppo import PolicyLoadError, load_policy, resolve_path
+
+    if not resolve_path(path).exists():
+        raise ValueError(f"rollout_path={path!r}: no such policy file (the shipped rollout "
+                         "networks are models/ppo_2p.zip and models/ppo_4p.zip; pass "
+                         "rollout_path= for another table size)")
+    try:
+        policy = load_policy(path, num_players, 1)
+    except PolicyLoadError as e:
+        raise ValueError(f"rollout_path={path!r} cannot play this table's rollouts: {e}") \
+            from e
+    return TorchPolicy.from_numpy_policy(policy, deterministic=True, name=f"ppo:{path}")
+
+
+class _torch_threads:
+    """Runs torch with ``n`` threads inside the block (``None``: leaves it alone): the
+    rollouts' forward passes are small, and torch's thread pool on a busy machine makes
+    them 10-100x slower (``TorchPolicy``'s docstring)."""
+
+    def __init__(self, n: int | None):
+        self.n = n
+        self.before: int | None = None
+
+    def __enter__(self):
+        if self.n is not None:
+            import torch
+
+            self.before = torch.get_num_threads()
+            if self.before != self.n:
+                torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        if self.before is not None and self.before != self.n:
+            import torch
+
+            torch.set_num_threads(self.before)
+        return False
+
+
+def timing(decks: int, rollouts: int, seed: int = 0,
+           rollout_policy: str = "heuristic") -> dict[int, float]:
     """Mean seconds per searched decision of ``search`` against heuristics, one process,
     at 2 and 4 players (duplicate-deal tournaments of ``decks`` decks)."""
     from agents import make
@@ -271,7 +376,8 @@ def timing(decks: int, rollouts: int, seed: int = 0) -> dict[int, float]:
                 env = raw_env(num_players=n)
                 env.reset(seed=g, options={"deck": deck, "dealer": dealer})
                 bots = [make("heuristic", num_players=n) for _ in range(n)]
-                bots[rot] = make("search", num_players=n, seed=g, rollouts=rollouts)
+                bots[rot] = make("search", num_players=n, seed=g, rollouts=rollouts,
+                                 rollout_policy=rollout_policy)
                 for agent in env.agent_iter():
                     obs, _, term, trunc, _ = env.last()
                     if term or trunc:
@@ -286,7 +392,8 @@ def timing(decks: int, rollouts: int, seed: int = 0) -> dict[int, float]:
                     env.step(action)
         out[n] = spent / max(decisions, 1)
         print(f"{n} players: {decisions} searched decisions, "
-              f"{1000 * out[n]:.1f} ms per decision ({rollouts} rollouts)", flush=True)
+              f"{1000 * out[n]:.1f} ms per decision ({rollouts} {rollout_policy} rollouts)",
+              flush=True)
     print(f"mean over 2 and 4 players: {1000 * (out[2] + out[4]) / 2:.1f} ms per decision")
     return out
 
@@ -320,6 +427,8 @@ def main(argv=None) -> int:
     p.add_argument("--timing", action="store_true")
     p.add_argument("--decks", type=int, default=20)
     p.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS)
+    p.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
+                   help="who plays the rollouts of --timing (default heuristic)")
     p.add_argument("--compare", nargs=2, metavar="DEALS_CSV")
     args = p.parse_args(argv)
     if args.compare:
@@ -327,12 +436,12 @@ def main(argv=None) -> int:
         print(f"win rate A - B: {100 * diff:+.1f} points [95% CI {100 * low:+.1f}, "
               f"{100 * high:+.1f}] over {count} paired seat-deals")
     if args.timing or not args.compare:
-        timing(args.decks, args.rollouts)
+        timing(args.decks, args.rollouts, rollout_policy=args.rollout_policy)
     return 0
 
 
-__all__ = ["DEFAULT_ROLLOUTS", "BatchedRollouts", "SearchAgent", "paired_difference",
-           "scores_of", "timing"]
+__all__ = ["DEFAULT_ROLLOUTS", "ROLLOUT_POLICIES", "BatchedRollouts", "SearchAgent",
+           "paired_difference", "rollout_network", "scores_of", "timing"]
 
 
 if __name__ == "__main__":

@@ -93,3 +93,129 @@ def test_paired_difference(tmp_path):
     diff, low, high, count = paired_difference(str(a), str(b))
     assert (diff, count) == (0.5, 2)
     assert low < 0.5 < high
+
+
+# ---------------------------------------------------------------------- rollout policies
+PPO_2P = "models/ppo_2p.zip"
+
+
+@pytest.mark.parametrize("mode", ["network", "mixed"])
+def test_network_rollouts_legal_and_deterministic(mode):
+    a = _play(2, 5, {"rollouts": 16, "rollout_policy": mode})
+    b = _play(2, 5, {"rollouts": 16, "rollout_policy": mode})
+    assert a == b
+    searched = [(r, legal) for _, r, legal in a if legal > 1]
+    assert searched, "the search must have searched at least once"
+    assert all(r == max(1, 16 // legal) * legal for r, legal in searched)
+
+
+def test_heuristic_mode_is_the_default():
+    """``rollout_policy="heuristic"`` is the bot as it was: the same actions and the same
+    rollout values for a seed."""
+    a = make("search", num_players=2, seed=4, rollouts=24)
+    b = make("search", num_players=2, seed=4, rollouts=24, rollout_policy="heuristic")
+    assert a._network is None and b._network is None
+    env = raw_env(num_players=2)
+    env.reset(seed=4)
+    other = make("heuristic", num_players=2)
+    compared = 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "player_1":
+            env.step(other.act(obs))
+            continue
+        action = a.act(obs)
+        assert b.act(obs) == action
+        assert a.last_values == b.last_values
+        compared += bool(a.last_values)
+        env.step(action)
+    assert compared
+
+
+class _Recorder:
+    """Wraps the rollout network: every batch it was asked to move, and its answers."""
+
+    def __init__(self, network):
+        self.network = network
+        self.calls = []
+
+    def __call__(self, obs, masks):
+        acts = self.network(obs, masks)
+        self.calls.append((obs.copy(), masks.copy(), acts.copy()))
+        return acts
+
+
+def _searched_position(n: int = 2, seed: int = 5):
+    """An observation of seat 0 with more than one legal action."""
+    env = raw_env(num_players=n)
+    env.reset(seed=seed)
+    bot = make("heuristic", num_players=n)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        assert not (term or trunc), "no searched decision in this deal"
+        if agent == "player_0" and obs["action_mask"].sum() > 1:
+            return obs
+        env.step(bot.act(obs))
+    raise AssertionError("unreachable")
+
+
+def _recorded_search(mode: str, obs: dict):
+    search = make("search", num_players=2, seed=1, rollouts=8, rollout_policy=mode)
+    recorder = search._network = _Recorder(search._network)
+    search.act(obs)
+    assert search.last_rollouts
+    return recorder
+
+
+def test_network_rollout_moves_are_the_networks_argmax():
+    """Every rollout move after the searched action is asked of the network (the
+    heuristic plays none), on the mover's observation, and it is the argmax that the
+    ``ppo`` agent plays at that observation."""
+    recorder = _recorded_search("network", _searched_position())
+    assert recorder.calls, "the rollouts never asked the network: heuristic rollouts?"
+    ppo = make("ppo", num_players=2, path=PPO_2P)
+    checked = 0
+    for obs, masks, acts in recorder.calls[::3]:
+        for row in range(0, len(acts), 2):
+            assert masks[row, acts[row]] == 1
+            assert ppo.act({"observation": obs[row], "action_mask": masks[row]}) == acts[row]
+            checked += 1
+    assert checked >= 10
+    # every unfinished row moves with the network: a rollout of 8 rows asks for 8 moves
+    # at first, then fewer as deals end
+    sizes = [len(acts) for _, _, acts in recorder.calls]
+    assert sizes[0] == 8 and sizes == sorted(sizes, reverse=True)
+
+
+def test_mixed_rollouts_ask_the_network_for_the_searching_seat_only():
+    """``mixed``: the network moves seat 0 only (the opponents are the heuristic), so it
+    is asked about fewer rows than with ``network``, but about some."""
+    obs = _searched_position()
+    full = _recorded_search("network", obs)
+    mixed = _recorded_search("mixed", obs)
+    rows_full = sum(len(a) for _, _, a in full.calls)
+    rows_mixed = sum(len(a) for _, _, a in mixed.calls)
+    assert 0 < rows_mixed < rows_full
+
+
+def test_rollout_policy_from_a_spec_string():
+    from agents.tournament.specs import build_agent
+
+    bot = build_agent("search?rollouts=16&rollout_policy=network", 2, seed=3)
+    assert (bot.rollouts, bot.rollout_policy, bot.rollout_path) == (
+        16, "network", "models/ppo_2p.zip")
+    assert bot._network is not None
+
+
+def test_bad_rollout_options():
+    with pytest.raises(ValueError, match="heuristic, network, mixed"):
+        make("search", rollout_policy="oracle")
+    with pytest.raises(ValueError, match="4 players"):
+        make("search", num_players=2, rollout_policy="network", rollout_path="models/ppo_4p.zip")
+    with pytest.raises(ValueError, match="rollout_path"):
+        make("search", num_players=3, rollout_policy="mixed")  # no shipped 3-player network
+    with pytest.raises(ValueError, match="rollout_path"):
+        make("search", rollout_path=PPO_2P)  # a network for heuristic rollouts

@@ -1,0 +1,159 @@
+"""``TorchPolicy``: a frozen actor network as one batched forward pass over many games.
+
+The policy of a ``train/ppo.py`` file (or of a live SB3 model) applied to the observation
+and mask rows of many games at once (``pis_env.batched``'s ``obs`` / ``masks`` or
+``BatchedGame.observe`` / ``action_masks``): ``policy(obs [K, L], masks [K, 58]) ->
+actions [K]``. ``train.batched_vec_env`` plays its snapshot opponents with it and
+``agents.search`` its network rollouts (``rollout_policy="network"``); it lives here, in
+``agents``, so that both can import it (``agents`` never imports ``train``). torch is
+imported when a policy is built (the ``[train]`` extra, as for ``agents.ppo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+class TorchPolicy:
+    """A frozen actor network as a batched opponent: one torch forward pass for all the
+    games waiting on it, logits of illegal actions masked, then argmax
+    (``deterministic=True``) or a sample (Gumbel-max, its own seeded generator).
+
+    The network input is built as ``train``'s policies expect: ``features`` ``("obs",)``
+    or ``("obs", "mask")`` (``None``: whichever matches the first layer's width), then
+    ``obs_norm`` (VecNormalize statistics ``{"mean", "var", "clip", "epsilon"}``) if given.
+
+    Build it with :meth:`from_sb3` (a snapshot of a live ``MaskablePPO`` or its policy),
+    :meth:`from_state_dict` (SB3 ``MlpPolicy`` keys ``mlp_extractor.policy_net.*`` and
+    ``action_net.*``), :meth:`from_numpy_policy` (``agents.ppo.NumpyPolicy``, e.g. the
+    league's snapshots) or :meth:`from_file` (``policy.zip`` / ``policy.pt``).
+
+    Its forward passes are small: on a busy machine run them with
+    ``torch.set_num_threads(1)`` (``train``'s ``torch_threads: 1`` during rollouts); with
+    more threads than free cores torch's thread pool can make them 10-100x slower."""
+
+    def __init__(self, net, *, features: Sequence[str] | None = None,
+                 obs_norm: Mapping | None = None, deterministic: bool = False,
+                 seed: int | None = None, name: str = "snapshot"):
+        import torch
+
+        self.net = net.eval().requires_grad_(False)
+        self.features = None if features is None else tuple(features)
+        self.deterministic = bool(deterministic)
+        self.name = name
+        self.in_features = next(m for m in net.modules()
+                                if isinstance(m, torch.nn.Linear)).in_features
+        self.gen = torch.Generator()
+        self.gen.manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        if obs_norm:
+            self.norm_mean = np.asarray(obs_norm["mean"], dtype=np.float32)
+            self.norm_scale = (1.0 / np.sqrt(np.asarray(obs_norm["var"], dtype=np.float32)
+                                             + float(obs_norm.get("epsilon", 1e-8))))
+            self.norm_clip = float(obs_norm.get("clip", 10.0))
+        else:
+            self.norm_mean = None
+
+    # ------------------------------------------------------------------ builders
+    @staticmethod
+    def _mlp(layers: list[tuple[np.ndarray, np.ndarray]], activation: str):
+        """``nn.Sequential`` from ``(weight [out, in], bias)`` pairs."""
+        import torch
+
+        act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+        mods: list = []
+        for i, (w, b) in enumerate(layers):
+            w = torch.as_tensor(np.asarray(w, dtype=np.float32)).clone()
+            lin = torch.nn.Linear(w.shape[1], w.shape[0])
+            with torch.no_grad():
+                lin.weight.copy_(w)
+                lin.bias.copy_(torch.as_tensor(np.asarray(b, dtype=np.float32)))
+            mods.append(lin)
+            if i < len(layers) - 1:
+                mods.append(act())
+        return torch.nn.Sequential(*mods)
+
+    @classmethod
+    def from_state_dict(cls, state_dict: Mapping, activation: str = "tanh", **kwargs):
+        """From SB3 ``MlpPolicy`` weights (tensors or arrays; value-net keys ignored)."""
+        def arr(v):
+            return v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+
+        layers, i = [], 0
+        while f"mlp_extractor.policy_net.{i}.weight" in state_dict:
+            layers.append((arr(state_dict[f"mlp_extractor.policy_net.{i}.weight"]),
+                           arr(state_dict[f"mlp_extractor.policy_net.{i}.bias"])))
+            i += 2
+        if "action_net.weight" not in state_dict:
+            raise ValueError("not an SB3 MlpPolicy state dict (no action_net.weight)")
+        layers.append((arr(state_dict["action_net.weight"]), arr(state_dict["action_net.bias"])))
+        return cls(cls._mlp(layers, activation), **kwargs)
+
+    @classmethod
+    def from_sb3(cls, model, **kwargs):
+        """A frozen copy of the actor of a ``MaskablePPO`` (or its policy) as it is now."""
+        import torch
+
+        policy = getattr(model, "policy", model)
+        fn = getattr(policy, "activation_fn", torch.nn.Tanh)
+        activation = "relu" if fn is torch.nn.ReLU else "tanh"
+        if fn not in (torch.nn.ReLU, torch.nn.Tanh):
+            raise ValueError(f"unsupported activation {fn!r} (tanh or relu)")
+        return cls.from_state_dict(policy.state_dict(), activation, **kwargs)
+
+    @classmethod
+    def from_numpy_policy(cls, policy, **kwargs):
+        """From an ``agents.ppo.NumpyPolicy`` (its features and normalisation)."""
+        layers = [(w.T, b) for w, b in policy.layers]
+        kwargs.setdefault("features", policy.meta.get("features"))
+        kwargs.setdefault("obs_norm", policy.meta.get("obs_norm"))
+        return cls(cls._mlp(layers, policy.activation), **kwargs)
+
+    @classmethod
+    def from_file(cls, path, num_players: int | None = None, num_deals: int | None = None,
+                  **kwargs):
+        """From a ``train/ppo.py`` policy file (``.zip`` or ``.pt``), layout checked."""
+        from agents.ppo import load_policy
+
+        kwargs.setdefault("name", f"ppo:{path}")
+        return cls.from_numpy_policy(load_policy(path, num_players, num_deals), **kwargs)
+
+    # ------------------------------------------------------------------ acting
+    def inputs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float32)
+        features = self.features
+        if features is None:
+            features = ("obs",) if self.in_features == obs.shape[1] else ("obs", "mask")
+        if features == ("obs",):
+            x = obs
+        else:
+            x = np.concatenate([obs if f == "obs" else np.asarray(masks, dtype=np.float32)
+                                for f in features], axis=1)
+        if self.norm_mean is not None:
+            x = np.clip((x - self.norm_mean) * self.norm_scale, -self.norm_clip, self.norm_clip)
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def logits(self, obs: np.ndarray, masks: np.ndarray):
+        """Masked logits (torch [K, 58]; illegal actions -inf)."""
+        import torch
+
+        x = torch.from_numpy(self.inputs(obs, masks))
+        legal = torch.from_numpy(np.asarray(masks) != 0)
+        with torch.inference_mode():
+            return self.net(x).masked_fill(~legal, float("-inf"))
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        import torch
+
+        logits = self.logits(obs, masks)
+        if not self.deterministic:
+            u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
+            logits = logits - torch.log(-torch.log(u))
+        return logits.argmax(dim=1).numpy().astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"TorchPolicy({self.name!r}, deterministic={self.deterministic})"
+
+
+__all__ = ["TorchPolicy"]
