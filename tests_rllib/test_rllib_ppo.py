@@ -21,7 +21,33 @@ from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state
 TINY = ["env_runners.num_env_runners=0", "env_runners.num_envs_per_env_runner=2",
         "ppo.train_batch_size_per_learner=200", "ppo.minibatch_size=100", "ppo.num_epochs=1",
         "model.fcnet_hiddens=[32, 32]", "stop.minutes=null", "stop.iterations=1",
-        "checkpoint_every=1", "eval_deals=0"]
+        "checkpoint_every=1", "eval_deals=0", "pretrain.teacher=null"]
+#: A warm start small enough for a test, big enough to imitate most of the heuristic.
+TINY_PRETRAIN = ["pretrain.teacher=heuristic", "pretrain.decisions=6000", "pretrain.epochs=6",
+                 "pretrain.batch_size=256", "pretrain.learning_rate=0.003"]
+
+
+def heuristic_agreement(path, positions: int = 300) -> float:
+    """The share of positions with a choice (2+ legal actions) of heuristic-vs-heuristic
+    games where the policy file plays the heuristic's move."""
+    bot = agents.make("ppo", path=str(path), num_players=2)
+    teacher = agents.make("heuristic", num_players=2, seed=0)
+    env = pis_env.env()
+    same = seen = game = 0
+    while seen < positions:
+        env.reset(seed=1000 + game)
+        game += 1
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            action = teacher.act(obs)
+            if obs["action_mask"].sum() > 1:
+                seen += 1
+                same += int(bot.act(obs) == action)
+            env.step(action)
+    return same / seen
 
 
 @pytest.fixture
@@ -55,16 +81,29 @@ def test_seat_mapping_one_learner_seat_per_episode():
 
 
 def test_train_resume_export_and_play(local_ray, tmp_path):
+    """A new run warms up on the heuristic (the exported imitation plays its moves), trains,
+    checkpoints; the resumed run continues without pretraining again."""
     run = tmp_path / "run"
-    cfg = load_config(None, TINY)
-    state = train(cfg, run)
+    cfg = load_config(None, TINY + TINY_PRETRAIN)
+    logs: list[str] = []
+    state = train(cfg, run, log=logs.append)
     assert state["iterations"] == 1 and state["env_steps"] >= 200
     assert (run / "checkpoint").is_dir() and (run / "policy.pt").is_file()
+    warm = state["pretrain"]
+    assert warm["teacher"] == "heuristic" and warm["decisions"] > 5000
+    assert warm["accuracy"] > 0.8 and warm["seconds"] > 0
+    assert state["minutes"] >= warm["seconds"] / 60  # the warm start is in the budget
+    assert any(line.startswith("pretraining") for line in logs)
+    # a random network agrees with the heuristic on ~1/3 of the choices
+    assert heuristic_agreement(run / "policy-pretrain.pt") > 0.75
     before = torch.load(run / "policy.pt", weights_only=True)
 
     cfg2 = load_config(run / "config.yaml", ["stop.iterations=2"])
-    state = train(cfg2, run, resume=True)
+    logs.clear()
+    state = train(cfg2, run, resume=True, log=logs.append)
     assert state["iterations"] == 2 and state["env_steps"] >= 400
+    assert not any("pretrain" in line for line in logs)  # resumed: no second warm start
+    assert state["pretrain"] == warm
     lines = (run / "progress.jsonl").read_text().splitlines()
     assert [json.loads(x)["iteration"] for x in lines] == [1, 2]
     after = torch.load(run / "policy.pt", weights_only=True)
@@ -88,10 +127,21 @@ def test_train_resume_export_and_play(local_ray, tmp_path):
 
 
 def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
-    cfg = load_config(None, TINY)
+    """After the warm start the EnvRunner's module (``algo.get_module``) has the learner's
+    fitted weights: the policy exported from the LearnerGroup has its logits."""
+    from train.rllib_ppo import learner_spec
+    from train.rllib_pretrain import warm_start
+
+    cfg = load_config(None, TINY + ["pretrain.teacher=heuristic", "pretrain.decisions=500",
+                                    "pretrain.epochs=1"])
     algo = build_algorithm(cfg)
     try:
-        path = export_module(learner_state(algo), cfg["rules"], cfg["model"], tmp_path / "p.pt")
+        initial = learner_state(algo)
+        stats = warm_start(algo, cfg, learner_spec(cfg), LEARNER, log=lambda s: None)
+        assert stats["decisions"] > 0
+        fitted = learner_state(algo)
+        assert not np.array_equal(initial["pi.net.mlp.0.weight"], fitted["pi.net.mlp.0.weight"])
+        path = export_module(fitted, cfg["rules"], cfg["model"], tmp_path / "p.pt")
         module = algo.get_module(LEARNER)
         env = make_aec_env(cfg["rules"])
         env.reset(seed=0)
@@ -122,6 +172,16 @@ def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
     ("opponents={human: 1}", "built-in bot"),
     ("rules.num_deals=4", "single deals"),
     ("stop.minutes=0", "stop.minutes"),
+    ("pretrain.teacher=human", "pretrain.teacher='human'"),
+    ("pretrain.teacher=nosuchbot", "built-in bot"),
+    ("pretrain.decisions=0", "pretrain.decisions must be an int >= 1"),
+    ("pretrain.epochs=1.5", "pretrain.epochs"),
+    ("pretrain.batch_size=true", "pretrain.batch_size"),
+    ("pretrain.learning_rate=0", "pretrain.learning_rate must be a positive number"),
+    ("pretrain.value_coef=-1", "pretrain.value_coef must be a number >= 0"),
+    ("pretrain.collector=gpu", "pretrain.collector"),
+    ("pretrain.epoch=3", "unknown config key 'pretrain.epoch'"),
+    ("pretrain=null", "pretrain.teacher=null skips"),
 ])
 def test_bad_config_is_a_clear_error(override, match):
     with pytest.raises(ValueError, match=match):
@@ -151,3 +211,59 @@ def test_an_iteration_without_samples_counts_no_steps():
     assert _env_steps({ENV_RUNNER_RESULTS: {NUM_ENV_STEPS_SAMPLED: float("nan")}}) == 0
     assert _env_steps({}) == 0
     assert _env_steps({ENV_RUNNER_RESULTS: {NUM_ENV_STEPS_SAMPLED: 4000}}) == 4000
+
+
+def test_batched_observations_are_the_aec_envs():
+    """The warm start's batched collector feeds the module the vectors ``pis_env.env``
+    would: each game's decoded position, encoded as the AEC env encodes it for the
+    learner's seat, is the observation row."""
+    pytest.importorskip("numba")
+    pytest.importorskip("stable_baselines3")
+    from pis_env.batched import kernels as K
+    from pis_env.observation import ObservationEncoder
+    from train.batched_vec_env import BatchedVecEnv
+
+    rules = load_config(None, TINY)["rules"]
+    vec = BatchedVecEnv(8, rules, opponent_mix={"heuristic": 1, "greedy": 1},
+                        learner_seat="random", seed=5)
+    obs = vec.reset()
+    aec = pis_env.env(**rules)
+    enc = aec.unwrapped._encoder
+    assert isinstance(enc, ObservationEncoder) and enc.layout.size == obs.shape[1]
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        env = vec.batched_env
+        for b in range(8):
+            seat = int(env.learner[b, K.L_SEAT])
+            state = env.game.game_state(b)
+            np.testing.assert_array_equal(obs[b], enc.encode(state, seat))
+            legal = state.legal_mask()
+            np.testing.assert_array_equal(vec.action_masks()[b],
+                                          [(legal >> i) & 1 == 1 for i in range(58)])
+        masks = vec.action_masks()
+        obs, _, _, _ = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+
+
+@pytest.mark.parametrize("collector", ["batched", "aec"])
+def test_pretrain_is_seeded(collector):
+    """The same config fits the same weights (no Ray needed); both collectors give a
+    return for every row they keep."""
+    if collector == "batched":
+        pytest.importorskip("numba")
+    from train.rllib_ppo import learner_spec
+    from train.rllib_pretrain import collect_decisions, pretrain_state
+
+    cfg = load_config(None, TINY + ["pretrain.teacher=heuristic", "pretrain.decisions=300",
+                                    "pretrain.epochs=1", f"pretrain.collector={collector}"])
+    data, used = collect_decisions(cfg)
+    assert used == collector and len(data["rows"]) > 200
+    assert data["x"].shape[1] == 178 and data["masks"][np.arange(len(data["actions"])),
+                                                       data["actions"]].all()
+    spec = learner_spec(cfg)
+    torch.manual_seed(0)
+    start = spec.build().get_state()
+    a, sa = pretrain_state(cfg, spec, start, log=lambda s: None)
+    b, sb = pretrain_state(cfg, spec, start, log=lambda s: None)
+    assert sa["collector"] == collector and sa["accuracy"] == sb["accuracy"]
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])

@@ -102,9 +102,37 @@ def validate(cfg: dict) -> None:
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):
         raise ValueError(f"torch_threads must be an int >= 1 or null, got {threads!r}")
+    _validate_pretrain(cfg)
     every = cfg["checkpoint_every"]
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"checkpoint_every must be an int >= 1, got {every!r}")
+
+
+def _validate_pretrain(cfg: dict) -> None:
+    from agents import REGISTRY
+    from train.rllib_pretrain import COLLECTORS
+
+    p = cfg["pretrain"]
+    if not isinstance(p, dict):
+        raise ValueError(f"pretrain is a mapping (teacher, decisions, ...), got {p!r}; "
+                         "pretrain.teacher=null skips the warm start")
+    teacher = p["teacher"]
+    bots = [n for n in REGISTRY if n not in ("human", "ppo")]
+    if teacher is not None and (not isinstance(teacher, str) or teacher not in bots):
+        raise ValueError(f"pretrain.teacher={teacher!r}: a built-in bot ({', '.join(bots)}) "
+                         "or null (no warm start)")
+    for key in ("decisions", "epochs", "batch_size"):
+        value = p[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"pretrain.{key} must be an int >= 1, got {value!r}")
+    for key, low in (("learning_rate", None), ("value_coef", 0)):
+        value = p[key]
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (value <= 0 if low is None else value < low)):
+            what = "a positive number" if low is None else "a number >= 0"
+            raise ValueError(f"pretrain.{key} must be {what}, got {value!r}")
+    if p["collector"] not in COLLECTORS:
+        raise ValueError(f"pretrain.collector={p['collector']!r}: one of {', '.join(COLLECTORS)}")
 
 
 def dump(cfg: dict[str, Any]) -> str:

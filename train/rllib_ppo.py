@@ -8,12 +8,16 @@
 The env is RLlib's ``PettingZooEnv`` over ``pis_env.env`` (``train.rllib_env``); the
 learner is an action-masking PPO module (``train.rllib_modules``) that holds one seat,
 drawn anew for each episode; the other seats are the bots of ``opponents`` as fixed,
-non-trained RLModules. ``env_runners.num_env_runners`` sampling processes, each stepping
+non-trained RLModules. A new run first imitates ``pretrain.teacher``
+(``train.rllib_pretrain``: behaviour cloning of the heuristic and a value fit, on the
+driver, counted in the time budget; ``pretrain.teacher=null`` starts from random weights).
+``env_runners.num_env_runners`` sampling processes, each stepping
 ``num_envs_per_env_runner`` envs, are what scale out on a cluster (the learner stays on
 the driver). The run directory (``runs/<name>-<timestamp>/``) holds ``config.yaml``,
 ``checkpoint/`` (RLlib's ``save_to_path``, replaced atomically every
 ``checkpoint_every`` iterations and at the end), ``state.json`` (iterations, env steps,
-minutes spent), ``progress.jsonl`` and ``policy.pt``: the learner exported to the
+minutes spent, the warm start's statistics), ``progress.jsonl``, ``policy-pretrain.pt`` (the
+imitation alone) and ``policy.pt``: the learner exported to the
 project's weights-only format (``train.rllib_export``), so ``agents.make("ppo",
 path=...)``, ``python -m agents.tournament --agents ppo:RUN/policy.pt,greedy`` and the
 terminal game play it. ``--resume`` continues the weights, optimizer and counters, with
@@ -69,25 +73,37 @@ class SeatMapping:
         return self.assignment(getattr(episode, "id_", episode))[int(agent_id.rsplit("_", 1)[1])]
 
 
+def learner_spec(cfg: dict):
+    """The learner's ``RLModuleSpec`` (the masked PPO module over the table's spaces)."""
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from train.rllib_env import make_aec_env
+    from train.rllib_modules import MaskedPPOTorchRLModule
+
+    probe = make_aec_env(cfg["rules"])
+    agent = probe.possible_agents[0]
+    return RLModuleSpec(
+        module_class=MaskedPPOTorchRLModule, observation_space=probe.observation_space(agent),
+        action_space=probe.action_space(agent), model_config=DefaultModelConfig(**cfg["model"]))
+
+
 def build_algorithm(cfg: dict):
     """The RLlib ``PPO`` algorithm of a config."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
     from train.rllib_env import make_aec_env, make_env
-    from train.rllib_modules import BotRLModule, MaskedPPOTorchRLModule
+    from train.rllib_modules import BotRLModule
 
     rules = cfg["rules"]
     register_env(ENV_NAME, make_env)
     probe = make_aec_env(rules)
     obs_space = probe.observation_space(probe.possible_agents[0])
     act_space = probe.action_space(probe.possible_agents[0])
-    specs = {LEARNER: RLModuleSpec(
-        module_class=MaskedPPOTorchRLModule, observation_space=obs_space,
-        action_space=act_space, model_config=DefaultModelConfig(**cfg["model"]))}
+    specs = {LEARNER: learner_spec(cfg)}
     for name in cfg["opponents"]:
         specs[BOT_PREFIX + name] = RLModuleSpec(
             module_class=BotRLModule, observation_space=obs_space, action_space=act_space,
@@ -177,12 +193,33 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
         try:
             if resume:
                 algo.restore_from_path(str((run_dir / "checkpoint").resolve()))
+            elif cfg["pretrain"]["teacher"]:
+                state = _pretrain(algo, cfg, run_dir, state, log)
             state = _loop(algo, cfg, run_dir, state, log)
         finally:
             algo.stop()
     finally:
         if started_ray:
             ray.shutdown()
+    return state
+
+
+def _pretrain(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
+    """The warm start (``train.rllib_pretrain``) of a new run: its time counts in
+    ``state["minutes"]``, its statistics go to ``state["pretrain"]``; the imitation alone
+    is saved (checkpoint, so a resume never pretrains again) and exported to
+    ``policy-pretrain.pt``."""
+    from train.rllib_pretrain import warm_start
+
+    p = cfg["pretrain"]
+    log(f"pretraining: imitating {p['teacher']} for {p['decisions']:,} decisions")
+    start = time.perf_counter()
+    stats = warm_start(algo, cfg, learner_spec(cfg), LEARNER, log=log)
+    state["minutes"] += (time.perf_counter() - start) / 60
+    state["pretrain"] = stats
+    log(json.dumps({"pretrain": stats}))
+    save_checkpoint(algo, run_dir, state, cfg)
+    shutil.copyfile(run_dir / "policy.pt", run_dir / "policy-pretrain.pt")
     return state
 
 

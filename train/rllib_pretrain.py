@@ -1,0 +1,208 @@
+"""Warm start of ``train/rllib_ppo.py``: imitate a teacher bot before PPO (``pretrain:``).
+
+The RLlib twin of ``train.pretrain`` (the SB3 pipeline's): the teacher (``pretrain.teacher``,
+e.g. ``heuristic``) plays the learner's seat -- a random seat each game, its opponents drawn
+per seat from ``opponents`` as in the RLlib env -- for ``pretrain.decisions`` decisions;
+the learner's RLModule is then fitted on the driver for ``pretrain.epochs`` passes: the
+actor to the teacher's actions (cross-entropy over the legal actions, the mask applied as
+in the module) and the value head to the Monte Carlo return that followed (the run's
+``ppo.gamma``; the reward is ``pis_env``'s, which the RLlib env passes on). The fitted
+weights replace the learner's in the LearnerGroup and every EnvRunner before the first
+PPO iteration.
+
+Collection (``pretrain.collector``): ``batched`` steps the numba engine
+(``train.batched_vec_env.BatchedVecEnv``, with the heuristic's numba port as the teacher:
+300,000 decisions in a few seconds); its observation vectors are the very vectors
+``pis_env.env`` gives (the same ``ObservationEncoder``; ``tests_rllib`` checks a decoded
+position). It needs numba and stable-baselines3 (``make test-rllib`` layers
+``.venv-rllib`` on ``.venv``, which has them); ``aec`` plays ``pis_env.env`` with the
+Python bots (slower, no extra packages); ``auto`` takes ``batched`` when it imports.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+COLLECTORS = ("auto", "batched", "aec")
+#: Games stepped side by side by the batched collector.
+BATCHED_GAMES = 64
+
+
+def _teacher_seed(cfg: dict) -> int:
+    return int(cfg["seed"]) + 7919
+
+
+def _gamma(cfg: dict) -> float:
+    return float(cfg["ppo"].get("gamma", 0.99))  # RLlib's default
+
+
+def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
+    """The teacher's decisions on the numba engine (``train.pretrain.collect``)."""
+    from pis_env.observation import Layout
+    from train.batched_vec_env import BatchedVecEnv
+    from train.pretrain import collect, make_teacher
+
+    p, rules = cfg["pretrain"], cfg["rules"]
+    seed = _teacher_seed(cfg)
+    # each game plays many deals: only finished ones have a return
+    games = max(1, min(BATCHED_GAMES, int(p["decisions"]) // 200))
+    env = BatchedVecEnv(games, rules, opponent_mix=dict(cfg["opponents"]), mix_per="seat",
+                        learner_seat="random", seed=seed)
+    teacher = make_teacher(p["teacher"], rules, seed=seed)
+    size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    return collect(env, teacher, int(p["decisions"]), size, _gamma(cfg), seed=seed, log=log)
+
+
+def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
+    """The teacher's decisions in ``pis_env.env`` with the Python bots, game after game
+    (every episode finished: all rows have a return)."""
+    import agents
+    import pis_env
+
+    p, rules = cfg["pretrain"], cfg["rules"]
+    seed = _teacher_seed(cfg)
+    rng = np.random.default_rng(seed)
+    names = list(cfg["opponents"])
+    weights = np.asarray([float(cfg["opponents"][k]) for k in names])
+    weights /= weights.sum()
+    bots = {k: agents.make_for_table(k, rules, seed=seed + 1 + i) for i, k in enumerate(names)}
+    teacher = agents.make_for_table(p["teacher"], rules, seed=seed)
+    gamma = _gamma(cfg)
+    n = int(rules["num_players"])
+    env = pis_env.env(**rules)
+    xs, masks, actions, returns = [], [], [], []
+    game = 0
+    t0 = last = time.time()
+    while len(actions) < p["decisions"]:
+        env.reset(seed=int(rng.integers(2**31)))
+        seat = int(rng.integers(n))
+        seated = [bots[names[int(i)]] for i in rng.choice(len(names), size=n, p=weights)]
+        learner = env.possible_agents[seat]
+        first, reward = len(actions), 0.0
+        for agent in env.agent_iter():
+            obs, rew, term, trunc, _ = env.last()
+            if agent == learner:
+                reward += rew
+            if term or trunc:
+                env.step(None)
+                continue
+            player = teacher if agent == learner else seated[env.possible_agents.index(agent)]
+            action = int(player.act(obs))
+            if agent == learner:
+                xs.append(np.asarray(obs["observation"], np.float32))
+                masks.append(np.asarray(obs["action_mask"], bool))
+                actions.append(action)
+            env.step(action)
+        k = len(actions) - first  # the deal's one reward comes at its end
+        returns.extend(reward * gamma ** np.arange(k - 1, -1, -1))
+        game += 1
+        if time.time() - last > 30:
+            last = time.time()
+            log(f"pretrain: {len(actions):,}/{p['decisions']:,} teacher decisions "
+                f"({len(actions) / (last - t0):,.0f}/s)")
+    return {"x": np.stack(xs), "masks": np.stack(masks), "actions": np.asarray(actions),
+            "returns": np.asarray(returns, np.float32), "rows": np.arange(len(actions))}
+
+
+def collect_decisions(cfg: dict, log=print) -> tuple[dict[str, np.ndarray], str]:
+    """``(data, collector used)`` for ``cfg["pretrain"]``."""
+    kind = cfg["pretrain"]["collector"]
+    if kind in ("auto", "batched"):
+        try:
+            import numba  # noqa: F401
+            import stable_baselines3  # noqa: F401
+        except ImportError as e:
+            if kind == "batched":
+                raise RuntimeError(f"pretrain.collector=batched needs numba and "
+                                   f"stable-baselines3 ({e}); use collector=aec") from e
+        else:
+            return collect_batched(cfg, log=log), "batched"
+    return collect_aec(cfg, log=log), "aec"
+
+
+def fit_module(module, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
+               value_coef: float, seed: int, log=print) -> dict[str, float]:
+    """Behaviour cloning of ``data`` (its ``rows``) into a ``MaskedPPOTorchRLModule``, in
+    place: cross-entropy of the teacher's action under the masked logits, plus
+    ``value_coef`` times the squared error of the value head to the returns."""
+    import torch
+    import torch.nn.functional as F
+    from ray.rllib.core.columns import Columns
+
+    from train.rllib_env import MASK_KEY, OBS_KEY
+
+    gen = torch.Generator().manual_seed(int(seed))
+    x = torch.as_tensor(data["x"], dtype=torch.float32)
+    m = torch.as_tensor(data["masks"]).float()
+    a = torch.as_tensor(data["actions"], dtype=torch.int64)
+    r = torch.as_tensor(data["returns"], dtype=torch.float32)
+    rows = torch.as_tensor(data["rows"], dtype=torch.int64)
+    n = int(rows.shape[0])
+    params = [q for q in module.parameters() if q.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr)
+    module.train()
+    stats: dict[str, float] = {}
+    for epoch in range(epochs):
+        perm = rows[torch.randperm(n, generator=gen)]
+        tot_ce = tot_v = correct = 0.0
+        for b in range(0, n, batch_size):
+            idx = perm[b:b + batch_size]
+            batch = {Columns.OBS: {OBS_KEY: x[idx], MASK_KEY: m[idx]}}
+            out = module.forward_train(batch)
+            logits = out[Columns.ACTION_DIST_INPUTS]
+            ce = -F.log_softmax(logits, dim=1).gather(1, a[idx, None]).mean()
+            values = module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
+            v_loss = F.mse_loss(values.flatten(), r[idx])
+            loss = ce + value_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            correct += float((logits.detach().argmax(dim=1) == a[idx]).sum())
+            tot_ce += ce.item() * len(idx)
+            tot_v += v_loss.item() * len(idx)
+        stats = {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
+        log(f"pretrain epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.1%}, "
+            f"cross-entropy {stats['cross_entropy']:.3f}, value loss {stats['value_loss']:.4f}")
+    module.eval()
+    return stats
+
+
+def pretrain_state(cfg: dict, spec, state: dict, log=print) -> tuple[dict, dict]:
+    """``(fitted weights, statistics)``: a module built from ``spec`` (the learner's
+    ``RLModuleSpec``) starting from ``state`` (its weights), fitted to the teacher."""
+    import torch
+
+    p = cfg["pretrain"]
+    t0 = time.perf_counter()
+    data, collector = collect_decisions(cfg, log=log)
+    t1 = time.perf_counter()
+    log(f"pretrain: {len(data['rows']):,} decisions of {p['teacher']} ({collector}) "
+        f"in {t1 - t0:.1f} s")
+    torch.manual_seed(int(cfg["seed"]))
+    module = spec.build()
+    module.set_state(state)
+    stats = fit_module(module, data, int(p["epochs"]), int(p["batch_size"]),
+                       float(p["learning_rate"]), float(p["value_coef"]), seed=int(cfg["seed"]),
+                       log=log)
+    stats.update({"teacher": p["teacher"], "collector": collector,
+                  "decisions": int(len(data["rows"])),
+                  "collect_seconds": round(t1 - t0, 2),
+                  "seconds": round(time.perf_counter() - t0, 2)})
+    return module.get_state(), stats
+
+
+def warm_start(algo, cfg: dict, spec, module_id: str, log=print) -> dict:
+    """Fits the learner ``module_id`` of ``algo`` to the teacher and installs the weights
+    in its LearnerGroup and (synced from there) every EnvRunner; returns the statistics."""
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+
+    start = algo.learner_group.get_weights(module_ids=[module_id])[module_id]
+    weights, stats = pretrain_state(cfg, spec, start, log=log)
+    # Algorithm.set_state sets the LearnerGroup's module, then syncs every EnvRunner
+    # (the local one too) from it.
+    algo.set_state({COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {
+        module_id: weights}}}})
+    return stats
