@@ -342,10 +342,8 @@ class Run:
 def run(cfg: dict | None = None, resume: str | Path | None = None,
         overrides: list[str] | None = None, verbose: bool = True) -> dict:
     """Runs (or resumes) expert iteration; returns a summary dict (``status``,
-    ``run_dir``, ``policy``, ``iterations``)."""
-    from train import ppo as ppo_train
-    from train.checkpoint import atomic_write_text
-
+    ``run_dir``, ``policy``, ``iterations``). Ctrl-C or SIGTERM stops it with
+    ``status="interrupted"`` and everything finished so far saved."""
     say = print if verbose else (lambda *a, **k: None)
     if resume is not None:
         r = Run.open(Path(resume), overrides)
@@ -358,6 +356,19 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         r = Run.create(cfg)
     cfg = r.cfg
     t_start = time.time() - float(r.state.get("seconds", 0.0))
+    try:
+        return _iterate(r, t_start, say)
+    except KeyboardInterrupt:
+        r.save_state(seconds=time.time() - t_start)
+        say(f"\ninterrupted; resume with: python train/expert_iteration.py --resume {r.dir}")
+        return {"status": "interrupted", "run_dir": str(r.dir)}
+
+
+def _iterate(r: Run, t_start: float, say) -> dict:
+    from train import ppo as ppo_train
+    from train.checkpoint import atomic_write_text
+
+    cfg = r.cfg
     while r.state["iteration"] < cfg["iterations"]:
         k = r.state["iteration"]
         spent = (time.time() - t_start) / 60
@@ -395,14 +406,12 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
             t0 = time.time()
             ppo_dir = it_dir / "ppo"
             if (ppo_dir / "checkpoints").exists():
-                summary = ppo_train.run(resume=ppo_dir, verbose=verbose)
+                summary = ppo_train.run(resume=ppo_dir, verbose=say is print)
             else:
-                summary = ppo_train.run(ppo_config(cfg, it_dir, policy, data), verbose=verbose)
+                summary = ppo_train.run(ppo_config(cfg, it_dir, policy, data),
+                                        verbose=say is print)
             if summary["status"] != "finished":
-                r.save_state(seconds=time.time() - t_start)
-                say(f"interrupted; resume with: python train/expert_iteration.py "
-                    f"--resume {r.dir}")
-                return {"status": summary["status"], "run_dir": str(r.dir)}
+                raise KeyboardInterrupt  # train.ppo saved its checkpoint
             labels = r.state.get("labels", {}).get(str(k), {})
             r.log({"iteration": k, **{f"label_{a}": b for a, b in labels.items()},
                    "train_seconds": round(time.time() - t0, 1),
@@ -453,9 +462,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: resume with --resume RUN_DIR", file=sys.stderr)
-        return 130
     if summary["status"] != "finished":
         return 130
     if args.save_to and summary.get("policy"):
