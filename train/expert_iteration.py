@@ -17,8 +17,12 @@ Each iteration ``k`` (``iter_<k>/`` in the run directory):
    ``opponents`` (``self``: the current network). The search bot (``labeller``; a
    cheaper budget than play) watches every observation of the network's seat and, at
    each decision with more than one legal action, says what it would play and what every
-   legal action is worth (``SearchAgent.advise``). ``label_games`` is a plain function
-   over a chunk of games that returns numpy arrays, run in this process, on every local
+   legal action is worth (``SearchAgent.advise``). The label (``target``) is, by
+   default, the search's move only where it beats the network's own choice by more than
+   ``margin`` points, and the network's choice elsewhere: where the search is unsure it
+   falls back on the heuristic, which the network already beats, so copying it there
+   teaches nothing (models/README.md has the measurements). ``label_games`` is a plain
+   function over a chunk of games that returns numpy arrays, run in this process, on every local
    core or as Ray tasks (``backend``, as ``train.search_data``); game ``g`` draws every
    random number from ``(seed, k, g)``, so the same seed gives the same ``data.npz`` on
    any number of workers.
@@ -65,6 +69,8 @@ from train.config import REPO_ROOT, ConfigError
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "expert_iteration_2p.yaml"
 #: Games per labelling task.
 GAME_CHUNK = 20
+#: What the network is taught at a labelled position (``ExpertIterationConfig.target``).
+TARGETS = ("improve", "search")
 
 
 # ---------------------------------------------------------------------- config
@@ -88,6 +94,9 @@ class ExpertIterationConfig:
     opponents: dict[str, float] = field(default_factory=lambda: {"heuristic": 1.0})
     sample: bool = True          # the network samples its moves (false: its argmax)
     labeller: LabellerConfig = field(default_factory=LabellerConfig)
+    target: str = "improve"      # improve: the network's own move unless the search's
+    #                              beats it by more than margin; search: always the search's
+    margin: float = 10.0         # points of the search's score (100 per unit of win)
     window: int = 2              # iterations of data the network imitates
     max_minutes: float | None = None  # no new iteration after this much time
     backend: str = "local"       # local | ray
@@ -139,6 +148,10 @@ def check(cfg: dict) -> None:
     if cfg["labeller"]["determinize"] not in MODES:
         raise ConfigError(f"labeller.determinize={cfg['labeller']['determinize']!r}: one of "
                           f"{', '.join(MODES)}")
+    if cfg["target"] not in TARGETS:
+        raise ConfigError(f"target={cfg['target']!r}: one of {', '.join(TARGETS)}")
+    if cfg["margin"] < 0:
+        raise ConfigError(f"margin={cfg['margin']!r}: must be >= 0")
     if cfg["backend"] not in ("local", "ray"):
         raise ConfigError(f"backend={cfg['backend']!r}: local or ray")
     if cfg["workers"] is not None and cfg["workers"] < 1:
@@ -175,8 +188,8 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
 # ---------------------------------------------------------------------- stage 1: labels
 def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
                 policy: str, opponents: dict[str, float], labeller: dict,
-                sample: bool = True, win_bonus: float = 0.0,
-                gamma: float = 1.0) -> dict[str, np.ndarray]:
+                sample: bool = True, win_bonus: float = 0.0, gamma: float = 1.0,
+                target: str = "improve", margin: float = 10.0) -> dict[str, np.ndarray]:
     """Games ``start..stop-1`` of iteration ``iteration``, labelled by the search.
 
     Game ``g`` deals the tournament's duplicate deck ``(seed * 1000 + iteration, g)``;
@@ -184,7 +197,12 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
     seats get bots drawn from ``opponents``, every seed drawn from ``(seed, iteration,
     g)``. Returns, per decision of the network with more than one legal action:
     ``obs``, ``mask``, ``privileged`` (the hidden cards, for a privileged critic),
-    ``action`` (the search's move), ``behaviour`` (the network's, which was played),
+    ``search`` (the search's move), ``own`` (the network's argmax), ``behaviour`` (the
+    network's move that was played: a sample, or the argmax without ``sample``),
+    ``action`` (the label: with ``target="search"`` the search's move; with
+    ``"improve"`` the search's move where its score beats the network's argmax by more
+    than ``margin``, else the argmax, so that the network keeps what it does no worse
+    and learns only the search's clear corrections),
     ``values`` (the search's mean score of every action, NaN where illegal),
     ``returns`` (the seat's final reward plus ``win_bonus`` times its win share,
     discounted by ``gamma`` per later decision), ``game`` and ``seat``."""
@@ -204,7 +222,7 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
     weights = np.asarray([opponents[b] for b in bot_names], float)
     weights /= weights.sum()
     deal_seed = seed * 1000 + iteration
-    rows: dict[str, list] = {k: [] for k in ("obs", "mask", "privileged", "action",
+    rows: dict[str, list] = {k: [] for k in ("obs", "mask", "privileged", "search", "own",
                                              "behaviour", "values", "returns", "game",
                                              "seat")}
     for g in range(start, stop):
@@ -239,12 +257,13 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
                 played = network.act(o)
                 search.played(played)
                 if int(o["action_mask"].sum()) > 1:
+                    own = network.policy.act(o["observation"], o["action_mask"])
                     values = np.full(NUM_ACTIONS, np.nan, np.float32)
                     for a, v in search.last_values.items():
                         values[a] = v
                     for key, value in (("obs", o["observation"]), ("mask", o["action_mask"]),
                                        ("privileged", privileged_features(game, seat)),
-                                       ("action", label), ("behaviour", played),
+                                       ("search", label), ("own", own), ("behaviour", played),
                                        ("values", values), ("game", g), ("seat", seat)):
                         rows[key].append(value)
                 env.step(played)
@@ -254,13 +273,19 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
         count = len(rows["game"]) - first
         rows["returns"] += [final * gamma ** (count - 1 - i) for i in range(count)]
     size = env.observation_space(names[0])["observation"].shape[0]
+    values = np.asarray(rows["values"], np.float32).reshape(-1, NUM_ACTIONS)
+    chosen, own = (np.asarray(rows[k], np.int16) for k in ("search", "own"))
+    index = np.arange(len(own))
+    better = values[index, chosen] - values[index, own] > margin
     return {
         "obs": np.asarray(rows["obs"], np.float32).reshape(-1, size),
         "mask": np.asarray(rows["mask"], np.int8).reshape(-1, NUM_ACTIONS),
-        "privileged": np.asarray(rows["privileged"], np.float32).reshape(len(rows["game"]), -1),
-        "action": np.asarray(rows["action"], np.int16),
+        "privileged": np.asarray(rows["privileged"], np.float32).reshape(len(own), -1),
+        "action": chosen if target == "search" else np.where(better, chosen, own),
+        "search": chosen,
+        "own": own,
         "behaviour": np.asarray(rows["behaviour"], np.int16),
-        "values": np.asarray(rows["values"], np.float32).reshape(-1, NUM_ACTIONS),
+        "values": values,
         "returns": np.asarray(rows["returns"], np.float32),
         "game": np.asarray(rows["game"], np.int32),
         "seat": np.asarray(rows["seat"], np.int8),
@@ -279,7 +304,8 @@ def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
     games = cfg["games"]
     units = [(cfg["seed"], iteration, s, min(s + GAME_CHUNK, games), ppo_cfg["rules"],
               policy, cfg["opponents"], cfg["labeller"], cfg["sample"],
-              float(ppo_cfg["win_bonus"]), float(ppo_cfg["ppo"]["gamma"]))
+              float(ppo_cfg["win_bonus"]), float(ppo_cfg["ppo"]["gamma"]), cfg["target"],
+              float(cfg["margin"]))
              for s in range(0, games, GAME_CHUNK)]
     parts = map_chunks(_label_unit, units, cfg["backend"], cfg["workers"], cfg["address"],
                        threads)
@@ -391,13 +417,15 @@ def _iterate(r: Run, t_start: float, say) -> dict:
             tmp = it_dir / "data.tmp.npz"
             np.savez_compressed(tmp, **data)
             tmp.replace(it_dir / "data.npz")
-            agree = float((data["action"] == data["behaviour"]).mean()) if len(data["action"]) \
-                else float("nan")
+            count = len(data["action"])
+            agree = float((data["search"] == data["own"]).mean()) if count else float("nan")
+            changed = float((data["action"] != data["own"]).mean()) if count else float("nan")
             r.state.setdefault("labels", {})[str(k)] = {
-                "positions": int(len(data["action"])), "agreement": agree,
+                "positions": count, "agreement": agree, "corrections": changed,
                 "seconds": round(time.time() - t0, 1)}
-            say(f"iteration {k}: {len(data['action']):,} positions in {time.time() - t0:.0f} s;"
-                f" the network played the search's move at {agree:.1%} of them")
+            say(f"iteration {k}: {count:,} positions in {time.time() - t0:.0f} s; the "
+                f"network's move was the search's at {agree:.1%} of them, the label differs "
+                f"from it at {changed:.1%}")
             r.save_state(stage="train", seconds=time.time() - t_start)
         if r.state["stage"] == "train":
             data = [str(r.iteration_dir(j) / "data.npz")

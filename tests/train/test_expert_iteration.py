@@ -25,7 +25,7 @@ from train.ppo import run as ppo_run  # noqa: E402
 from .test_train import play_deals, tiny_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY_2P = str(ROOT / "models" / "ppo_2p_v1.zip")
+POLICY_2P = str(ROOT / "models" / "ppo_2p_v2.zip")
 RULES_2P = Rules.from_options(num_players=2).to_dict()
 #: train/ppo.py overrides of a train stage that takes a few seconds.
 TINY_PPO = {
@@ -40,7 +40,7 @@ TINY_PPO = {
 def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
     args = dict(seed=3, iteration=1, start=start, stop=stop, rules=RULES_2P, policy=POLICY_2P,
                 opponents={"heuristic": 1.0, "self": 1.0}, labeller={"rollouts": 32},
-                win_bonus=0.5)
+                win_bonus=0.5, margin=5.0)
     return EI.label_games(**{**args, **kw})
 
 
@@ -65,9 +65,17 @@ def test_labels_are_legal_and_the_positions_consistent():
     rows = np.arange(len(data["action"]))
     mask = data["mask"].astype(bool)
     assert mask.sum(axis=1).min() >= 2  # forced moves teach nothing and are left out
-    assert mask[rows, data["action"]].all() and mask[rows, data["behaviour"]].all()
+    for key in ("action", "search", "own", "behaviour"):
+        assert mask[rows, data[key]].all(), key
     np.testing.assert_array_equal(np.isnan(data["values"]), ~mask)
-    assert 0.2 < (data["action"] == data["behaviour"]).mean() < 1.0
+    assert 0.2 < (data["search"] == data["own"]).mean() < 1.0
+    # target="improve": the search's move where it beats the network's by the margin
+    gain = data["values"][rows, data["search"]] - data["values"][rows, data["own"]]
+    np.testing.assert_array_equal(data["action"], np.where(gain > 5.0, data["search"],
+                                                           data["own"]))
+    assert 0 < (data["action"] != data["own"]).sum() < (data["search"] != data["own"]).sum()
+    searched = label(0, 6, target="search")
+    np.testing.assert_array_equal(searched["action"], data["search"])
     for g in np.unique(data["game"]):
         assert len(np.unique(data["returns"][data["game"] == g])) == 1  # gamma 1: one return
         assert (data["seat"][data["game"] == g] == g % 2).all()
@@ -116,6 +124,8 @@ def test_expert_iteration_end_to_end_with_resume(tmp_path, monkeypatch):
     ("opponents={heuristik: 1}", ["unknown bot", "heuristik"]),
     ("itrations=2", ["itrations"]),
     ("backend=spark", ["backend"]),
+    ("target=copy", ["target", "improve"]),
+    ("margin=-1", ["margin"]),
 ])
 def test_bad_config_values_are_clear_errors(override, words):
     with pytest.raises(ConfigError) as e:
@@ -124,7 +134,7 @@ def test_bad_config_values_are_clear_errors(override, words):
 
 
 def test_a_policy_of_another_table_is_refused_before_the_run_directory(tmp_path):
-    cfg = ei_config(tmp_path, f"init_policy={ROOT / 'models' / 'ppo_4p_v1.zip'}")
+    cfg = ei_config(tmp_path, f"init_policy={ROOT / 'models' / 'ppo_4p_v2.zip'}")
     with pytest.raises(ConfigError, match="4 players"):
         EI.run(cfg, verbose=False)
     assert not (tmp_path / "ei").exists()
@@ -151,7 +161,7 @@ def test_init_policy_starts_from_its_weights(tmp_path):
 
 
 @pytest.mark.parametrize("extra, words", [
-    ([f"init_policy={ROOT / 'models' / 'ppo_4p_v1.zip'}"], ["init_policy", "4 players"]),
+    ([f"init_policy={ROOT / 'models' / 'ppo_4p_v2.zip'}"], ["init_policy", "4 players"]),
     ([f"init_policy={POLICY_2P}"], ["init_policy", "net_arch"]),
     ([f"init_policy={POLICY_2P}", "policy.net_arch=[256,256]"], ["privileged_critic"]),
     (["init_policy=nowhere/policy.zip"], ["init_policy", "not found"]),
@@ -167,7 +177,7 @@ def test_bad_init_policy_or_data_is_refused_before_the_run_directory(tmp_path, e
 
 def test_pretrain_data_of_another_table_is_refused(tmp_path):
     rules4 = Rules.from_options(num_players=4).to_dict()
-    data = EI.label_games(0, 0, 0, 1, rules4, str(ROOT / "models" / "ppo_4p_v1.zip"),
+    data = EI.label_games(0, 0, 0, 1, rules4, str(ROOT / "models" / "ppo_4p_v2.zip"),
                           {"heuristic": 1}, {"rollouts": 8})
     np.savez(tmp_path / "d4.npz", **data)
     with pytest.raises(ConfigError, match="entries"):
