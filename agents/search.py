@@ -430,9 +430,12 @@ def main(argv=None) -> int:
     p.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
                    help="who plays the rollouts of --timing (default heuristic)")
     p.add_argument("--compare", nargs=2, metavar="DEALS_CSV")
+    p.add_argument("--prefix", default="search",
+                   help="--compare pairs the agent whose spec starts with this (default "
+                   "search; e.g. ppo for two policies against the same opponent)")
     args = p.parse_args(argv)
     if args.compare:
-        diff, low, high, count = paired_difference(*args.compare)
+        diff, low, high, count = paired_difference(*args.compare, prefix=args.prefix)
         print(f"win rate A - B: {100 * diff:+.1f} points [95% CI {100 * low:+.1f}, "
               f"{100 * high:+.1f}] over {count} paired seat-deals")
     if args.timing or not args.compare:

@@ -1,9 +1,11 @@
 """The shipped policies keep playing the same moves through every refactor.
 
 ``tests/fixtures/shipped_positions.npz`` holds observations and masks from seeded
-heuristic games (2 and 4 players) and the actions ``models/ppo_2p`` and ``models/ppo_4p``
-chose there (``.zip`` and ``.pt`` alike), recorded before the architecture work of
-issue 12. Regenerate it only when a model is deliberately retrained:
+heuristic games (2 and 4 players) and the actions every shipped policy chose there
+(``.zip`` and ``.pt`` alike): ``actions_2p`` / ``actions_4p`` are the first bots' moves,
+recorded before the architecture work of issue 12 and kept for ``models/ppo_*_v2`` (the
+same files under their versioned names); ``actions_<model>`` are the later models'.
+Record a deliberately retrained model (without touching the older records) with
 ``python -m tests.agents.test_shipped_models``.
 """
 
@@ -20,7 +22,13 @@ import agents  # noqa: E402
 from pis_env import raw_env  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "shipped_positions.npz"
-MODELS = {2: "models/ppo_2p", 4: "models/ppo_4p"}
+#: model stem -> (players, the fixture's key of its recorded moves)
+MODELS = {
+    "models/ppo_2p_v2": (2, "actions_2p"),
+    "models/ppo_4p_v2": (4, "actions_4p"),
+    "models/ppo_2p": (2, "actions_ppo_2p"),
+    "models/ppo_4p": (4, "actions_ppo_4p"),
+}
 POSITIONS = 300
 
 
@@ -48,22 +56,29 @@ def chosen_actions(path: str, num_players: int, obs, masks) -> np.ndarray:
                      for o, m in zip(obs, masks)], dtype=np.int16)
 
 
-@pytest.mark.parametrize("num_players", sorted(MODELS))
+@pytest.mark.parametrize("stem", sorted(MODELS))
 @pytest.mark.parametrize("suffix", ["zip", "pt"])
-def test_shipped_models_play_the_recorded_moves(num_players, suffix):
+def test_shipped_models_play_the_recorded_moves(stem, suffix):
+    num_players, key = MODELS[stem]
     data = np.load(FIXTURE)
     obs, masks = data[f"obs_{num_players}p"], data[f"mask_{num_players}p"]
-    actions = chosen_actions(f"{MODELS[num_players]}.{suffix}", num_players, obs, masks)
-    np.testing.assert_array_equal(actions, data[f"actions_{num_players}p"])
+    actions = chosen_actions(f"{stem}.{suffix}", num_players, obs, masks)
+    np.testing.assert_array_equal(actions, data[key])
 
 
 def main() -> None:
-    arrays = {}
-    for n, stem in MODELS.items():
-        obs, masks = record_positions(n, POSITIONS)
+    """Adds the moves of every model without a record; keeps the existing records."""
+    arrays = dict(np.load(FIXTURE)) if FIXTURE.exists() else {}
+    for stem, (n, key) in MODELS.items():
+        if f"obs_{n}p" not in arrays:
+            arrays[f"obs_{n}p"], arrays[f"mask_{n}p"] = record_positions(n, POSITIONS)
+        if key in arrays:
+            continue
+        obs, masks = arrays[f"obs_{n}p"], arrays[f"mask_{n}p"]
         zip_actions = chosen_actions(f"{stem}.zip", n, obs, masks)
         assert np.array_equal(zip_actions, chosen_actions(f"{stem}.pt", n, obs, masks))
-        arrays.update({f"obs_{n}p": obs, f"mask_{n}p": masks, f"actions_{n}p": zip_actions})
+        arrays[key] = zip_actions
+        print(f"recorded {stem}")
     FIXTURE.parent.mkdir(exist_ok=True)
     np.savez_compressed(FIXTURE, **arrays)
     print(f"wrote {FIXTURE} ({FIXTURE.stat().st_size / 1e3:.0f} kB)")
