@@ -457,7 +457,7 @@ def _iterate(r: Run, t_start: float, say) -> dict:
             src = Path(final).with_suffix(suffix)
             if src.is_file():
                 shutil.copyfile(src, r.dir / f"policy{suffix}")
-        out["policy"] = str(r.dir / "policy.zip")
+                out["policy" if suffix == ".zip" else "policy_pt"] = str(r.dir / f"policy{suffix}")
     atomic_write_text(r.dir / "summary.json", json.dumps(out, indent=2) + "\n")
     say(f"expert iteration: {r.state['iteration']} iteration(s) in "
         f"{(time.time() - t_start) / 60:.1f} min; policy {out['policy']}")
@@ -474,10 +474,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("overrides", nargs="*", metavar="key=value")
     args = p.parse_args(argv)
-    from train.checkpoint import CheckpointError
     from train.ppo import _raise_interrupt
 
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill saves the PPO checkpoint
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill saves the run
+    try:
+        return _main(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from train.checkpoint import CheckpointError
+    from train.ppo import copy_policy
 
     try:
         if args.resume:
@@ -493,13 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     if summary["status"] != "finished":
         return 130
     if args.save_to and summary.get("policy"):
-        dest = Path(args.save_to)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(summary["policy"], dest)
-        pt = Path(summary["policy"]).with_suffix(".pt")
-        if pt.is_file():
-            shutil.copyfile(pt, dest.with_suffix(".pt"))
-        print(f"copied the policy to {dest}")
+        copy_policy(summary, args.save_to)
     return 0
 
 

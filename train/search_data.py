@@ -142,8 +142,16 @@ def map_chunks(fn, units: list, backend: str, workers: int | None, address: str 
         return [fn(u) for u in units]
     import multiprocessing as mp
 
-    with mp.get_context().Pool(min(workers, len(units)), pin_threads, (threads,)) as pool:
+    with mp.get_context().Pool(min(workers, len(units)), _init_pool_worker,
+                               (threads,)) as pool:
         return pool.map(fn, units, chunksize=1)
+
+
+def _init_pool_worker(threads: int) -> None:
+    from agents.tournament.worker import reset_worker_signals
+
+    reset_worker_signals()
+    pin_threads(threads)
 
 
 def build_dataset(seed: int, games: int, rules: dict | None = None, player: str = "heuristic",

@@ -33,14 +33,20 @@ class TableResult:
 WORKER_STATE: dict[str, Any] = {}
 
 
-def init_pool_worker(config: dict[str, Any]) -> None:
-    """The pool's initializer. A forked worker inherits the parent's signal handlers (the
-    training CLI turns SIGTERM into KeyboardInterrupt), and ``Pool.terminate`` sends SIGTERM:
-    with the inherited handler every idle worker would print a traceback. Workers die
-    quietly on SIGTERM and ignore SIGINT (Ctrl-C reaches the whole process group; the parent
-    handles it and terminates the pool)."""
+def reset_worker_signals() -> None:
+    """For a pool's initializer. A forked worker inherits the parent's signal handlers (the
+    training CLIs turn SIGTERM into KeyboardInterrupt), and ``Pool.terminate`` sends
+    SIGTERM: with the inherited handler an idle worker prints a traceback, or hangs the
+    pool's shutdown when it dies holding the task queue's lock. Workers die quietly on
+    SIGTERM and ignore SIGINT (Ctrl-C reaches the whole process group; the parent handles
+    it and terminates the pool)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def init_pool_worker(config: dict[str, Any]) -> None:
+    """The pool's initializer (``reset_worker_signals``, then the worker's config)."""
+    reset_worker_signals()
     init_worker(config)
 
 

@@ -4,6 +4,7 @@ and the two train/ppo.py options it drives (``init_policy``, ``pretrain.data``).
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,23 @@ def test_labels_are_legal_and_the_positions_consistent():
         assert not opponent_hand[decoded["hand"]].any()
 
 
+def test_ray_tasks_label_the_same_positions(tmp_path, monkeypatch):
+    """An iteration's labels as Ray tasks equal the local ones (chunks of 2 games)."""
+    ray = pytest.importorskip("ray")
+    monkeypatch.setattr(EI, "GAME_CHUNK", 2)
+    cfg = ei_config(tmp_path, "games=4", "labeller.rollouts=8", f"init_policy={POLICY_2P}")
+    ppo_cfg = EI.ppo_config(cfg)
+    local = EI.label_iteration(cfg, ppo_cfg, 0, POLICY_2P)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = EI.label_iteration({**cfg, "backend": "ray", "workers": 2}, ppo_cfg, 0,
+                                    POLICY_2P)
+    finally:
+        ray.shutdown()
+    for key, value in local.items():
+        np.testing.assert_array_equal(value, remote[key], key)
+
+
 # ---------------------------------------------------------------------- the loop
 def test_expert_iteration_end_to_end_with_resume(tmp_path, monkeypatch):
     cfg = ei_config(tmp_path, "iterations=1")
@@ -141,7 +159,9 @@ def test_a_policy_of_another_table_is_refused_before_the_run_directory(tmp_path)
 
 
 def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
+    before = signal.getsignal(signal.SIGTERM)
     assert EI.main([f"run_dir={tmp_path / 'x'}", "games=-1"]) == 2
+    assert signal.getsignal(signal.SIGTERM) is before  # the CLI's handler does not leak
     assert capsys.readouterr().err.startswith("error: games=-1")
     assert EI.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no config.yaml" in capsys.readouterr().err

@@ -82,3 +82,28 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         build_dataset(**args)
+
+
+def _handlers(_unit) -> tuple:
+    import signal
+
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+
+
+def test_pool_workers_do_not_keep_the_callers_signal_handlers():
+    """A caller that turns SIGTERM into KeyboardInterrupt (the training CLIs) must not
+    hand it to the pool's forked workers: Pool.terminate sends SIGTERM, and a worker that
+    raised there once hung the pool's shutdown."""
+    import signal
+
+    from train.search_data import map_chunks
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        seen = map_chunks(_handlers, [0, 1], "local", 2, None, 1)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert seen == [(signal.SIG_DFL, signal.SIG_IGN)] * 2
