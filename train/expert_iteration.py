@@ -27,7 +27,7 @@ Each iteration ``k`` (``iter_<k>/`` in the run directory):
    random number from ``(seed, k, g)``, so the same seed gives the same ``data.npz`` on
    any number of workers.
 2. **train** -- ``train/ppo.py`` in ``iter_<k>/ppo``: it starts from the current network
-   (``init_policy``), imitates the search's moves in the data of the last ``window``
+   (``init_policy``), imitates the labels in the data of the last ``window``
    iterations (``pretrain.data``: cross-entropy over the legal actions, the value head on
    the returns), then runs PPO (its config: ``ppo_config`` with the ``ppo`` overrides),
    and evaluates the result against its ``eval.opponents``.
@@ -87,7 +87,7 @@ class ExpertIterationConfig:
     run_dir: str | None = None   # default runs/<name>-<timestamp>
     seed: int = 0
     ppo_config: str = "configs/ppo_2p.yaml"  # train/ppo.py's config of the train stage
-    ppo: dict[str, Any] = field(default_factory=dict)  # its overrides (dotted keys)
+    ppo: dict[str, Any] = field(default_factory=dict)  # its overrides (nested keys)
     init_policy: str | None = None  # the first network (null: ppo_config's own start)
     iterations: int = 4
     games: int = 1000            # labelled games per iteration
