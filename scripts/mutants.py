@@ -1,0 +1,221 @@
+"""Break the code each rewritten test guards, once, and check that the test then fails.
+
+A test that stays green when the code it guards is wrong proves nothing. Every entry of
+``MUTANTS`` below is one deliberate mistake (a pretraining that learns nothing, a mask with
+one illegal action added, a wrong Wilson bound, ...) and the pytest node id of the test that
+must catch it. The script copies the working tree once into a temporary directory, applies
+each mutation there in turn, runs the named test against it, and restores the file before
+the next one; the working tree itself is never written, so an interrupted run (Ctrl-C) or
+several engineers running it at once leave nothing behind.
+
+    python scripts/mutants.py              # every mutant; exit 1 unless all are killed
+    python scripts/mutants.py --list       # the mutants, their files and tests
+    python scripts/mutants.py --only NAME  # one mutant (repeat --only for several)
+    python scripts/mutants.py --check      # only check that every entry still applies
+
+A mutant is KILLED when its test fails (pytest exit status 1) or runs past ``--timeout``.
+It SURVIVES when the test passes or is skipped (a skip that hides a regression is exactly
+what this catches). Anything else (no test collected, a collection error, an entry whose
+old text is not found exactly once) is an ERROR in the entry. Before the mutants run, the
+named tests run once on the unmutated copy: a test that already fails kills nothing.
+
+Adding a mutant: append a ``Mutant(...)`` to ``MUTANTS`` with a short unique ``name``, the
+``file`` to change (relative to the repository root), an ``old`` text that occurs exactly
+once in it, the ``new`` text, the ``test`` node id(s) that must fail, and ``why`` in one
+line. ``tests/test_mutants.py`` checks in CI that every entry still applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One deliberate mistake in one file and the test(s) that must catch it."""
+
+    name: str
+    file: str
+    old: str
+    new: str
+    test: str | tuple[str, ...]
+    why: str
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return (self.test,) if isinstance(self.test, str) else tuple(self.test)
+
+
+MUTANTS: list[Mutant] = [
+    # ---- H1: tests that can fail (issue 21, test side) ----
+]
+
+
+def entry_problems(mutant: Mutant, root: Path = ROOT) -> list[str]:
+    """Why ``mutant`` cannot be applied to the tree at ``root`` (empty when it can)."""
+    problems = []
+    path = root / mutant.file
+    if not path.is_file():
+        problems.append(f"{mutant.file}: no such file")
+    else:
+        count = path.read_text(encoding="utf-8").count(mutant.old)
+        if count != 1:
+            problems.append(f"{mutant.file}: old text found {count} times, expected once")
+    if mutant.old == mutant.new:
+        problems.append("old and new text are the same")
+    for node in mutant.tests:
+        test_file = node.split("::", 1)[0]
+        if not (root / test_file).is_file():
+            problems.append(f"test {node}: no such file {test_file}")
+    return problems
+
+
+def check_entries(mutants: list[Mutant], root: Path = ROOT) -> list[str]:
+    """Every problem of every entry, plus duplicate names."""
+    problems = []
+    seen: set[str] = set()
+    for mutant in mutants:
+        if mutant.name in seen:
+            problems.append(f"{mutant.name}: duplicate name")
+        seen.add(mutant.name)
+        problems += [f"{mutant.name}: {p}" for p in entry_problems(mutant, root)]
+    return problems
+
+
+def _tree_files(root: Path) -> list[str]:
+    """The working tree as git sees it: tracked and untracked-but-not-ignored files."""
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root, check=True, capture_output=True,
+    ).stdout
+    return [name for name in out.decode().split("\0") if name]
+
+
+def copy_tree(root: Path, dest: Path) -> None:
+    """Copy the working tree to ``dest``, with the numba caches (they are keyed by the
+    source file's mtime and size, which ``copy2`` keeps, so only a mutated kernel file is
+    compiled again)."""
+    for name in _tree_files(root):
+        src = root / name
+        if not src.is_file():  # deleted in the working tree but still tracked
+            continue
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    for pattern in ("*.nbi", "*.nbc"):
+        for src in root.glob(f"[!.]*/**/__pycache__/{pattern}"):
+            target = dest / src.relative_to(root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+
+
+def run_tests(copy: Path, nodes: tuple[str, ...], timeout: float) -> tuple[str, str]:
+    """Run pytest on ``nodes`` inside ``copy``; return (outcome, output tail).
+
+    outcome is "passed", "failed", "timeout" or "error: ..."."""
+    env = dict(os.environ)
+    # The copy's packages first: the editable install points at the working tree, and
+    # PYTHONPATH also reaches subprocesses (tournament workers, Ray tasks, CLIs).
+    env["PYTHONPATH"] = os.pathsep.join([str(copy), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *nodes]
+    try:
+        proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+    if proc.returncode == 0:
+        return "passed", tail
+    if proc.returncode == 1:
+        return "failed", tail
+    reason = {2: "interrupted or collection error", 3: "internal error",
+              4: "usage error", 5: "no tests collected"}.get(proc.returncode, "")
+    return f"error: pytest exit {proc.returncode} {reason}".rstrip(), tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--only", action="append", metavar="NAME", default=[],
+                        help="run only this mutant (repeatable)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that every entry applies to the working tree")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip running the tests on the unmutated tree first")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per test run before the mutant counts as killed "
+                        "(default 600)")
+    args = parser.parse_args(argv)
+    if not args.timeout > 0:
+        parser.error(f"--timeout must be positive, got {args.timeout}")
+
+    names = {m.name for m in MUTANTS}
+    unknown = [n for n in args.only if n not in names]
+    if unknown:
+        parser.error(f"unknown mutant(s): {', '.join(unknown)} (see --list)")
+    selected = [m for m in MUTANTS if not args.only or m.name in args.only]
+
+    if args.list:
+        for m in selected:
+            print(f"{m.name}\n    {m.file}: {m.why}\n    test: {' '.join(m.tests)}")
+        print(f"{len(selected)} mutants")
+        return 0
+
+    problems = check_entries(selected)
+    if problems:
+        for problem in problems:
+            print(f"ERROR   {problem}")
+        return 1
+    if args.check:
+        print(f"{len(selected)} mutants apply to the working tree")
+        return 0
+
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="pis-mutants-") as tmp:
+        copy = Path(tmp)
+        copy_tree(ROOT, copy)
+        if not args.no_baseline:
+            nodes = tuple(dict.fromkeys(n for m in selected for n in m.tests))
+            outcome, tail = run_tests(copy, nodes, args.timeout * max(1, len(nodes)))
+            if outcome != "passed":
+                print(f"ERROR   the tests fail on the unmutated tree ({outcome}):\n{tail}")
+                return 1
+            print(f"baseline: {len(nodes)} tests pass on the unmutated tree")
+        for m in selected:
+            path = copy / m.file
+            original = path.read_bytes()
+            text = original.decode("utf-8")
+            start = time.monotonic()
+            try:
+                path.write_text(text.replace(m.old, m.new, 1), encoding="utf-8")
+                outcome, tail = run_tests(copy, m.tests, args.timeout)
+            finally:
+                path.write_bytes(original)
+            seconds = time.monotonic() - start
+            if outcome in ("failed", "timeout"):
+                how = "test failed" if outcome == "failed" else "test timed out"
+                print(f"KILLED   {m.name} ({how}, {seconds:.0f} s): {m.why}")
+            else:
+                failures += 1
+                label = "SURVIVED" if outcome == "passed" else "ERROR   "
+                print(f"{label} {m.name} ({outcome}, {seconds:.0f} s): {m.why}\n"
+                      f"    test: {' '.join(m.tests)}\n{tail}")
+            sys.stdout.flush()
+    killed = len(selected) - failures
+    print(f"{killed} of {len(selected)} mutants killed")
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
