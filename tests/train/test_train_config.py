@@ -140,3 +140,28 @@ def test_without_the_package_the_script_prints_a_one_line_hint(tmp_path):
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "pip install" in out.stderr and "Traceback" not in out.stderr
+
+
+# ---------------------------------------------------------------------- config comments
+def test_each_configs_save_to_is_the_model_it_made():
+    """A config's header command (``--config configs/X.yaml --save-to models/Y``) writes
+    the model that models/README.md says X made: following a v2 recipe must not overwrite
+    the shipped v3 bots."""
+    import re
+
+    table = (ROOT / "models" / "README.md").read_text(encoding="utf-8")
+    made = dict(re.findall(r"--config (configs/\S+\.yaml) --save-to (models/\S+?)`", table))
+    assert len(made) >= 4, made
+    seen = 0
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        header = "".join(line for line in path.read_text(encoding="utf-8").splitlines(True)
+                         if line.startswith("#"))
+        targets = set(re.findall(r"--save-to (models/\S+)", header))
+        name = f"configs/{path.name}"
+        if name in made:
+            seen += 1
+            assert targets == {made[name]}, (name, targets)
+        else:
+            assert not targets, f"{name} saves to {targets}, which models/README.md does " \
+                                "not say it made"
+    assert seen == len(made)
