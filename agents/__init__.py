@@ -1,4 +1,4 @@
-"""Bots that play Pis Yedili through the agent protocol of SPEC §7.
+"""Bots that play Pis Yedili through the agent protocol (docs/bots.md).
 
 ``agents.make(name, **kwargs)`` builds one by name; every agent's ``act(observation)``
 returns a legal action id for an ``env.observe()`` dict.

@@ -1,4 +1,4 @@
-"""The agent protocol (SPEC §7) shared by every bot.
+"""The agent protocol (docs/bots.md) shared by every bot.
 
 An agent offers ``act(observation) -> int`` where ``observation`` is the dict that
 ``env.observe(agent)`` returns (``{"observation", "action_mask"}``); it must return an

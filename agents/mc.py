@@ -211,7 +211,7 @@ class MonteCarloAgent(Agent):
     """Determinized Monte Carlo search over the heuristic; see the module docstring.
 
     ``samples``: determinizations per decision; ``rollouts``: rollouts per determinization
-    and legal action. ``rules`` (a ``Rules`` or a dict of SPEC §4 options) or the options
+    and legal action. ``rules`` (a ``Rules`` or a dict of RULES.md's variant options) or the options
     as keywords give the table's variant. ``void_weight``: how likely (relative to 1) an
     opponent is dealt a card of a suit it drew on (``None`` or 1 = ignore the hints).
     ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``).

@@ -170,8 +170,8 @@ class SearchAgent(Agent):
     ``rollouts``: rollouts per decision (at least one per legal action);
     ``determinize``: ``"belief"`` (default), ``"hints"`` or ``"uniform"``;
     ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``: another belief
-    model file; ``params``: the rollout heuristic's weights; ``rules`` or the SPEC §4
-    options as keywords: the table's variant; ``horizon``: rollout cap in decisions
+    model file; ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md
+    variant options as keywords: the table's variant; ``horizon``: rollout cap in decisions
     (default none, 400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
     ``"heuristic"`` (default: every seat), ``"network"`` (every seat plays the PPO policy
     file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal

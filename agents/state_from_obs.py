@@ -1,6 +1,6 @@
 """Rebuild a ``GameState`` that agrees with everything one player can see.
 
-A search bot only gets the observation dict (SPEC §5). ``ObservedPosition`` turns its
+A search bot only gets the observation dict (docs/environment.md). ``ObservedPosition`` turns its
 decoded fields plus the table's rules into engine positions: the observer's hand, the top
 card, the discard pile, every hand size, the stock size, the active suit, the live chain
 of sevens, the phase, the has-drawn flag and the direction are copied; the cards the

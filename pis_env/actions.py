@@ -1,4 +1,4 @@
-"""Action ids (SPEC §2): the one place that numbers them.
+"""Action ids (RULES.md, Actions): the one place that numbers them.
 
 Ids 0..51 play the card of that id (``pis_env.cards``); 52..55 nominate a suit after a
 Jack (clubs, diamonds, hearts, spades); 56 draws; 57 passes. A legal set is a 58-bit

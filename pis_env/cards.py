@@ -1,6 +1,6 @@
 """Cards: ids, names, penalty points and the bit masks the engine works with.
 
-Card id = 13 * suit + rank (SPEC §1). Suits: clubs, diamonds, hearts, spades = 0..3.
+Card id = 13 * suit + rank (RULES.md, Cards and ids). Suits: clubs, diamonds, hearts, spades = 0..3.
 Ranks: 2 3 4 5 6 7 8 9 10 J Q K A = 0..12. A hand is a 52-bit integer whose bit ``c``
 is set when the hand holds card ``c``: that makes the legal set a few bit operations.
 """

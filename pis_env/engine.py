@@ -1,7 +1,7 @@
 """The rules engine: a pure state machine for Pis Yedili deals and matches.
 
 No PettingZoo or Gymnasium in here (OpenSpiel's ``State`` is the model): a ``GameState``
-knows whose turn it is, which action ids are legal (SPEC §2), how to apply one, when a
+knows whose turn it is, which action ids are legal (RULES.md, Actions), how to apply one, when a
 deal ends and who is charged what. Hands are 52-bit integers, so the legal set is a few
 bit operations and a clone is a handful of list copies; that is what makes the engine
 fast enough for search bots and large tournaments.

@@ -207,7 +207,7 @@ def _check_position(out: dict, where: str) -> None:
 
 
 def decode_observation(vector, num_players: int, num_deals: int = 1) -> dict:
-    """A plain dict of what an observation vector says (SPEC §5).
+    """A plain dict of what an observation vector says (docs/environment.md).
 
     The vector is checked first: the right length, 0/1 only in the bit segments, one-hots
     with one 1, counts that are counts, and a position the rules can reach. So a vector

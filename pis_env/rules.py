@@ -1,6 +1,6 @@
-"""The rules configuration: every variant option of SPEC §4, validated on construction.
+"""The rules configuration: every variant option of RULES.md, validated on construction.
 
-``Rules()`` is the seed rules. Options are keyword arguments with exactly the SPEC's
+``Rules()`` is the seed rules. Options are keyword arguments with exactly RULES.md's
 names; an unknown key or value raises ``ValueError`` naming the allowed ones. YAML files
 in ``configs/rules/`` hold the same keys (``Rules.from_yaml``).
 """

@@ -1,4 +1,4 @@
-"""Scoring (SPEC §3, §4): what a finished deal charges each player, and its rewards.
+"""Scoring (RULES.md): what a finished deal charges each player, and its rewards.
 
 The engine charges through these functions and the numba kernels use their constants, so
 a change of the scoring rules is made here once; the kernels' differential tests compare
@@ -49,7 +49,7 @@ def forfeit(points: list[int], player: int) -> tuple[list[int], list[bool]]:
 
 
 def deal_rewards(charges: list[int], winners: list[bool], mode: str) -> list[float]:
-    """Zero-sum rewards of a finished deal (SPEC §4): ``"points"``, each player's charge
+    """Zero-sum rewards of a finished deal (RULES.md, Rewards): ``"points"``, each player's charge
     against the mean of the others' (in units of 100 points); ``"win"``, +1 split among
     the winners and -1 among the others (0 when all or none win)."""
     n = len(charges)

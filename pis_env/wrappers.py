@@ -1,4 +1,4 @@
-"""The gymnasium single-agent view (SPEC §6): one seat learns, the others are played by
+"""The gymnasium single-agent view (docs/environment.md): one seat learns, the others are played by
 given opponents. Registered as ``gymnasium.make("PisYedili-v0", ...)``.
 
 It exposes ``action_masks()`` for sb3-contrib's MaskablePPO. Illegal actions end the
@@ -91,7 +91,7 @@ class SingleAgentEnv(gym.Env):
     Args:
         opponents: one agent (used at every other seat) or a sequence of ``n - 1`` agents,
             seated clockwise from the learner's left. Agents offer ``act(observation)``
-            (SPEC §7) or are callables of the observation dict. Default: uniform random.
+            (docs/bots.md) or are callables of the observation dict. Default: uniform random.
         opponent_sampler: instead of ``opponents``, a callable ``(np_random) -> opponents``
             called at every reset (a league).
         learner_seat: a seat index, or ``None`` to draw the seat at every reset.

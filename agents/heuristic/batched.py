@@ -516,7 +516,7 @@ class HeuristicPolicy:
     * ``policy(game)`` -> int64 actions [B] for every game of a ``BatchedGame`` (its
       rules; ``-1`` where the match is over); a reused buffer, like ``GreedyPolicy``.
     * ``policy(obs, masks)`` -> int64 actions [K] for observation rows (float or uint8)
-      and int8 mask rows of a table with ``rules`` (``Rules`` or SPEC §4 options; default
+      and int8 mask rows of a table with ``rules`` (``Rules`` or RULES.md's options; default
       two players): the ``BatchedEnv`` / ``BatchedVecEnv`` opponent form. A new array.
 
     ``params``: an ``agents.heuristic.Params`` (default ``DEFAULT_PARAMS``)."""

@@ -513,7 +513,7 @@ class ObservationReader:
 class HeuristicAgent(Agent):
     """The strategic rule-based bot; see the module docstring.
 
-    ``rules`` (a ``Rules``, or a dict of SPEC §4 options) or the options themselves as
+    ``rules`` (a ``Rules``, or a dict of RULES.md's variant options) or the options themselves as
     keywords tell it the table's variant; unknown option names are an error."""
 
     name = "heuristic"
@@ -550,7 +550,7 @@ class HeuristicAgent(Agent):
 
 def table_rules(rules: Rules | Mapping | None, num_players: int, num_deals: int,
                 **options) -> Rules:
-    """The table's ``Rules`` from a ``Rules``/dict and/or SPEC §4 keyword options (``None``
+    """The table's ``Rules`` from a ``Rules``/dict and/or RULES.md's option keywords (``None``
     means not given). ``num_players`` and ``num_deals`` must agree with ``rules``."""
     if rules is None:
         base: dict = {}

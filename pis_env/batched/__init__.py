@@ -2,7 +2,7 @@
 
 Importing this subpackage imports numba (an optional dependency; ``import pis_env``
 does not). The rules are those of ``pis_env.engine.GameState`` with every option of
-SPEC §4, the observations those of ``ObservationEncoder.encode``, the masks those of
+RULES.md, the observations those of ``ObservationEncoder.encode``, the masks those of
 ``mask_array(state.legal_mask())`` and the rewards those of ``deal_rewards``: a
 differential test holds them equal step by step on stacked decks. Only randomness
 differs (one splitmix64 stream per game instead of ``numpy.random.Generator``).

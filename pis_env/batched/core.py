@@ -1,6 +1,6 @@
 """``BatchedGame``: B Pis Yedili matches in arrays, advanced together by numba kernels.
 
-The rules are those of :class:`pis_env.engine.GameState` (every option of SPEC §4), the
+The rules are those of :class:`pis_env.engine.GameState` (every option of RULES.md), the
 observations those of :class:`pis_env.observation.ObservationEncoder`, the masks those of
 ``pis_env.env.mask_array`` and the rewards those of ``pis_env.env.deal_rewards``; a
 differential test (``tests/pis_env/test_batched.py``) holds them equal step by step on stacked

@@ -63,7 +63,7 @@ class BatchedEnv:
       4 truncated), ``charges`` and ``winners`` [B, n] of the last deal, ``totals``
       ([B, n] the match totals), ``learner_seat`` (of the match that ended).
 
-    An illegal learner action forfeits the match (SPEC ``illegal_action="terminate"``:
+    An illegal learner action forfeits the match (``illegal_action="terminate"``:
     charged 3 x its hand points + 100), whatever ``rules.illegal_action`` says; so does an
     illegal action of an external opponent. All returned arrays are buffers reused by the
     next call: copy what you keep.

@@ -1,4 +1,4 @@
-"""An independent reference for the rules, written from SPEC §3–4 and the rules text.
+"""An independent reference for the rules, written from RULES.md.
 
 Nothing here calls the engine's legal-move or scoring code, nor the bit masks of
 ``pis_env.cards``: cards are plain ids (``13 * suit + rank``) and hands plain lists. It
@@ -16,7 +16,7 @@ already opened under ``opening="first_round"``).
 
 from __future__ import annotations
 
-# Action ids (SPEC §2).
+# Action ids (RULES.md, Actions).
 NOMINATE = 52  # 52 + suit
 DRAW = 56
 PASS = 57

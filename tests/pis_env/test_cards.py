@@ -1,4 +1,4 @@
-"""Card ids, names, parsing and penalty points (SPEC §1, §3 "Going out")."""
+"""Card ids, names, parsing and penalty points (RULES.md, Cards and ids, Going out and scoring)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Scripted deals on stacked decks: one or more tests for every rule of SPEC §3, every
-variant value of SPEC §4 and every engine decision listed in RULES.md.
+"""Scripted deals on stacked decks: one or more tests for every rule, every
+variant value and every engine decision listed in RULES.md.
 
 ``table(hands, stock, ...)`` builds the deck: ``hands[i]`` is player i's hand (missing
 cards are filled with low cards nobody asked for), ``stock`` the first cards drawn, in
