@@ -211,9 +211,10 @@ class MonteCarloAgent(Agent):
     """Determinized Monte Carlo search over the heuristic; see the module docstring.
 
     ``samples``: determinizations per decision; ``rollouts``: rollouts per determinization
-    and legal action. ``rules`` (a ``Rules`` or a dict of RULES.md's variant options) or the options
-    as keywords give the table's variant. ``void_weight``: how likely (relative to 1) an
-    opponent is dealt a card of a suit it drew on (``None`` or 1 = ignore the hints).
+    and legal action. ``rules`` (a ``Rules`` or a dict of rules options) or the options
+    as keywords (``Rules.keys()``) give the table's variant. ``void_weight``: how likely
+    (relative to 1) an opponent is dealt a card of a suit it drew on (``None`` or 1 =
+    ignore the hints).
     ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``).
     ``confidence`` and ``win_bonus``: see the module docstring."""
 
@@ -225,23 +226,14 @@ class MonteCarloAgent(Agent):
                  void_weight: float | None = DEFAULT_VOID_WEIGHT, horizon: int | None = None,
                  confidence: float = 1.5, win_bonus: float = 100.0, track: bool = True,
                  particles: int | None = None, track_attempts: int | None = None,
-                 draw_rule: str | None = None, seven_penalty: str | None = None,
-                 after_penalty: str | None = None, nominate: str | None = None,
-                 opening: str | None = None, empty_stock: str | None = None,
-                 max_turns: int | None = None, reward: str | None = None,
-                 illegal_action: str | None = None):
+                 **options):
         super().__init__(num_players, num_deals, seed)
         for name, value in (("samples", samples), ("rollouts", rollouts)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r}: must be an int >= 1")
         self.samples = samples
         self.rollouts = rollouts
-        self.rules = _table_rules(
-            rules, num_players, num_deals, draw_rule=draw_rule, seven_penalty=seven_penalty,
-            after_penalty=after_penalty, nominate=nominate, opening=opening,
-            empty_stock=empty_stock, max_turns=max_turns, reward=reward,
-            illegal_action=illegal_action,
-        )
+        self.rules = _table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
         self.void_weight = void_weight
         self.confidence = float(confidence)

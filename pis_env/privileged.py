@@ -5,8 +5,8 @@ policy input, what the player cannot see: every opponent's hand (clockwise from 
 seat's left), the stock as a set, and the next ``STOCK_LOOKAHEAD`` stock cards in draw
 order. One encoder (:func:`privileged_rows`) builds it for a ``GameState``
 (:func:`privileged_features`) and for the rows of the batched engine
-(``train.batched_vec_env``); it is a view of the engine state, so it lives here, below
-the training code and the served policies that use it.
+(``train.batched_vec_env.privileged_rows_of_batch``); it is a view of the engine
+state, so it lives here, below the training code and the served policies that use it.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def _name_of(opponent) -> str:
 _BIT = np.arange(52, dtype=np.int64)
 
 
-def privileged_features(st: np.ndarray, stock: np.ndarray, seats: np.ndarray,
+def privileged_rows_of_batch(st: np.ndarray, stock: np.ndarray, seats: np.ndarray,
                         n: int) -> np.ndarray:
     """float32 [K, privileged_size(n)]: the hidden cards of K games (``st``/``stock`` rows
     of ``BatchedGame``) seen from ``seats``: ``pis_env.privileged.privileged_rows`` of the
@@ -126,7 +126,7 @@ class BatchedVecEnv(VecEnv):
     * ``learner_seat``: a seat, or ``None`` / ``"random"`` (drawn for every match).
     * ``features``: the observation returned: ``("obs",)`` or ``("obs", "mask")`` (the
       legal mask appended as float32, ``train``'s ``policy.features``).
-    * ``privileged``: append :func:`privileged_features` (the hidden cards, for
+    * ``privileged``: append :func:`privileged_rows_of_batch` (the hidden cards, for
       ``train.policy.PrivilegedCriticPolicy``'s critic; ``policy.privileged_critic``).
     * ``win_bonus``: added at a (not truncated) match end, ``+bonus`` split among the
       lowest totals, ``-bonus`` among the others (``train``'s ``win_bonus``).
@@ -345,8 +345,8 @@ class BatchedVecEnv(VecEnv):
             parts.append(masks)
         if self.privileged:
             env = self._env
-            parts.append(privileged_features(env.game.st, env.game.stock,
-                                             env.learner[:, K.L_SEAT], self.num_players))
+            parts.append(privileged_rows_of_batch(env.game.st, env.game.stock,
+                                                  env.learner[:, K.L_SEAT], self.num_players))
         if len(parts) == 1:
             return obs.astype(np.float32, copy=True)
         return np.concatenate(parts, axis=1, dtype=np.float32)
@@ -357,8 +357,9 @@ class BatchedVecEnv(VecEnv):
             parts.append(self._zero_mask)
         if self.privileged:
             env = self._env
-            parts.append(privileged_features(env.term_st[i:i + 1], env.term_stock[i:i + 1],
-                                             np.array([seat]), self.num_players)[0])
+            parts.append(privileged_rows_of_batch(env.term_st[i:i + 1],
+                                                  env.term_stock[i:i + 1], np.array([seat]),
+                                                  self.num_players)[0])
         if len(parts) == 1:
             return obs_row.astype(np.float32, copy=True)
         return np.concatenate(parts, dtype=np.float32)
@@ -498,4 +499,4 @@ def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
 
 
 __all__ = ["AgentPolicy", "BatchedVecEnv", "TorchPolicy", "make_league_vec_env",
-           "privileged_features", "privileged_size"]
+           "privileged_rows_of_batch", "privileged_size"]

@@ -31,6 +31,7 @@ both play the same moves. It is deterministic: ties go to the lowest action id.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -513,25 +514,17 @@ class ObservationReader:
 class HeuristicAgent(Agent):
     """The strategic rule-based bot; see the module docstring.
 
-    ``rules`` (a ``Rules``, or a dict of RULES.md's variant options) or the options themselves as
-    keywords tell it the table's variant; unknown option names are an error."""
+    ``rules`` (a ``Rules``, or a dict of rules options) or the options themselves as
+    keywords (``Rules.keys()``, e.g. ``draw_rule="one"``) tell it the table's variant;
+    an unknown option name is an error naming the nearest ones."""
 
     name = "heuristic"
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
                  rules: Rules | Mapping | None = None, params: Params | None = None,
-                 draw_rule: str | None = None, seven_penalty: str | None = None,
-                 after_penalty: str | None = None, nominate: str | None = None,
-                 opening: str | None = None, empty_stock: str | None = None,
-                 max_turns: int | None = None, reward: str | None = None,
-                 illegal_action: str | None = None):
+                 **options):
         super().__init__(num_players, num_deals, seed)
-        self.rules = table_rules(
-            rules, num_players, num_deals, draw_rule=draw_rule, seven_penalty=seven_penalty,
-            after_penalty=after_penalty, nominate=nominate, opening=opening,
-            empty_stock=empty_stock, max_turns=max_turns, reward=reward,
-            illegal_action=illegal_action,
-        )
+        self.rules = table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
         self._reader = ObservationReader(num_players, num_deals)
 
@@ -550,8 +543,17 @@ class HeuristicAgent(Agent):
 
 def table_rules(rules: Rules | Mapping | None, num_players: int, num_deals: int,
                 **options) -> Rules:
-    """The table's ``Rules`` from a ``Rules``/dict and/or RULES.md's option keywords (``None``
-    means not given). ``num_players`` and ``num_deals`` must agree with ``rules``."""
+    """The table's ``Rules`` from a ``Rules``/dict and/or rules options as keywords
+    (``None`` means not given): the one place the bots read their variant keywords. A
+    keyword that is no rules option is a ``TypeError`` (Python's error for an unexpected
+    keyword argument) naming the nearest options. ``num_players`` and ``num_deals`` must
+    agree with ``rules``."""
+    unknown = [k for k in options if k not in Rules.keys()]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], Rules.keys(), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}: not a rules option"
+                        f"{hint} (the options: {', '.join(Rules.keys())})")
     if rules is None:
         base: dict = {}
     elif isinstance(rules, Rules):
