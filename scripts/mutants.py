@@ -58,6 +58,30 @@ class Mutant:
 
 MUTANTS: list[Mutant] = [
     # ---- H1: tests that can fail (issue 21, test side) ----
+    Mutant(
+        name="ci-skip-allowed",
+        file="tests/ci_skips.py",
+        old='    elif ci_enabled():\n        _as_failure(report, "this test")',
+        new='    elif False:\n        _as_failure(report, "this test")',
+        test="tests/test_ci_skips.py::test_under_ci_every_skip_but_a_platform_skip_fails",
+        why="under CI a skipped test stays a skip",
+    ),
+    Mutant(
+        name="ci-module-skip-allowed",
+        file="tests/ci_skips.py",
+        old="    if report.skipped and ci_enabled():",
+        new="    if False:",
+        test="tests/test_ci_skips.py::test_under_ci_a_module_skipped_at_collection_fails",
+        why="under CI a module skipped at collection (importorskip) stays a skip",
+    ),
+    Mutant(
+        name="ci-platform-skip-fails",
+        file="tests/ci_skips.py",
+        old="            item.stash[_PLATFORM_SKIPPED] = True\n",
+        new="",
+        test="tests/test_ci_skips.py::test_under_ci_every_skip_but_a_platform_skip_fails",
+        why="a declared platform skip fails under CI like any other skip",
+    ),
 ]
 
 

@@ -217,8 +217,6 @@ def test_batched_observations_are_the_aec_envs():
     """The warm start's batched collector feeds the module the vectors ``pis_env.env``
     would: each game's decoded position, encoded as the AEC env encodes it for the
     learner's seat, is the observation row."""
-    pytest.importorskip("numba")
-    pytest.importorskip("stable_baselines3")
     from pis_env.batched import kernels as K
     from pis_env.observation import ObservationEncoder
     from train.batched_vec_env import BatchedVecEnv
@@ -248,8 +246,6 @@ def test_batched_observations_are_the_aec_envs():
 def test_pretrain_is_seeded(collector):
     """The same config fits the same weights (no Ray needed); both collectors give a
     return for every row they keep."""
-    if collector == "batched":
-        pytest.importorskip("numba")
     from train.rllib_ppo import learner_spec
     from train.rllib_pretrain import collect_decisions, pretrain_state
 

@@ -242,7 +242,7 @@ def test_moves_log_and_registry():
         assert info.value.reason == reason
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.platform_skip(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_at_the_prompt_quits_cleanly():
     import select
     import signal
