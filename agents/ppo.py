@@ -210,16 +210,13 @@ def _load_verified(p: Path) -> dict:
 
 
 def _torch_load(source, path):
+    """``agents.weights_file.read_weights`` with its errors as ``PolicyLoadError``."""
+    from .weights_file import WeightsFileError, read_weights
+
     try:
-        import torch
-    except ImportError as e:  # pragma: no cover - torch is in the [train] extra
-        raise ImportError("loading a PPO policy needs torch: pip install 'pis-yedili[train]'") \
-            from e
-    try:
-        return torch.load(source, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file
-        raise PolicyLoadError(f"{path}: corrupt or unreadable weights ({type(e).__name__}: {e})") \
-            from e
+        return read_weights(source, path)
+    except WeightsFileError as e:
+        raise PolicyLoadError(str(e)) from e
 
 
 # ---------------------------------------------------------------------- the network

@@ -33,6 +33,12 @@ class WeightsFileError(ValueError):
     """A weights file that is unreadable, damaged, or fails its digest."""
 
 
+class WeightsFileNotFoundError(WeightsFileError, FileNotFoundError):
+    """A weights file that does not exist: said as such (``PATH: not found``), never as
+    damage, and caught by ``except FileNotFoundError`` as well as by
+    ``except WeightsFileError``."""
+
+
 class UnverifiedFileWarning(UserWarning):
     """A weights file written before digests: loaded, but its integrity is unknown."""
 
@@ -104,21 +110,40 @@ def write_atomically(path: str | Path, write: Callable[[str], object],
     return path
 
 
-def load_weights_file(source, name: str | Path | None = None) -> dict:
-    """The payload of a weights file (path or file object), its digest checked.
+def read_weights(source, name: str | Path | None = None) -> Any:
+    """``torch.load(source, weights_only=True)`` on the CPU: the one place the project
+    reads torch weights, so that every reader says the same thing about a bad file.
 
-    ``name`` names the file in errors (default: ``source``). Raises ``WeightsFileError``
-    for an unreadable file or a digest mismatch; warns (``UnverifiedFileWarning``) for a
-    file without a digest."""
-    import torch
+    ``source`` is a path or a file object; ``name`` names it in errors (default:
+    ``source``). A path that does not exist is a ``WeightsFileNotFoundError`` ("not
+    found"); anything torch cannot read (torch raises many types for a damaged file) is
+    a ``WeightsFileError`` ("corrupt or unreadable"). No code in the file is run."""
+    try:
+        import torch
+    except ImportError as e:  # pragma: no cover - torch is in the [train] extra
+        raise ImportError("reading weights needs torch: pip install 'pis-yedili[train]'") \
+            from e
 
     name = str(name if name is not None else source)
     try:
-        data = torch.load(source, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file
+        return torch.load(source, map_location="cpu", weights_only=True)
+    except FileNotFoundError as e:
+        raise WeightsFileNotFoundError(f"{name}: not found (no such file)") from e
+    except Exception as e:
         raise WeightsFileError(
             f"{name}: corrupt or unreadable weights ({type(e).__name__}: {e})"
         ) from e
+
+
+def load_weights_file(source, name: str | Path | None = None) -> dict:
+    """The payload of a weights file (path or file object), its digest checked.
+
+    ``name`` names the file in errors (default: ``source``). Raises
+    ``WeightsFileNotFoundError`` for a missing file, ``WeightsFileError`` for an
+    unreadable file or a digest mismatch; warns (``UnverifiedFileWarning``) for a file
+    without a digest."""
+    name = str(name if name is not None else source)
+    data = read_weights(source, name)
     if not isinstance(data, dict):
         raise WeightsFileError(f"{name}: not a weights file (a {type(data).__name__})")
     stored = data.pop(DIGEST_KEY, None)

@@ -13,7 +13,8 @@ several engineers running it at once leave nothing behind.
     python scripts/mutants.py --only NAME  # one mutant (repeat --only for several)
     python scripts/mutants.py --check      # only check that every entry still applies
 
-A mutant is KILLED when its test fails (pytest exit status 1) or runs past ``--timeout``.
+A mutant is KILLED when its test fails (pytest exit status 1) or runs past ``--timeout``;
+an entry naming several tests is killed only when each of them fails on its own.
 It SURVIVES when the test passes or is skipped (a skip that hides a regression is exactly
 what this catches). Anything else (no test collected, a collection error, an entry whose
 old text is not found exactly once) is an ERROR in the entry. Before the mutants run, the
@@ -81,6 +82,26 @@ MUTANTS: list[Mutant] = [
         new="",
         test="tests/test_ci_skips.py::test_under_ci_every_skip_but_a_platform_skip_fails",
         why="a declared platform skip fails under CI like any other skip",
+    ),
+    Mutant(
+        name="pretrain-learns-nothing",
+        file="train/pretrain.py",
+        old="            loss = ce + value_coef * v_loss\n",
+        new="            loss = 0 * ce + value_coef * v_loss\n",
+        test=("tests/train/test_train.py::test_pretrain_then_ppo",
+              "tests/train/test_train_pretrain.py::"
+              "test_pretraining_steps_the_runs_own_batched_env"),
+        why="pretraining fits the value head only: the policy learns nothing of the teacher",
+    ),
+    # ---- H2: one way to do each thing (issue 21, code side) ----
+    Mutant(
+        name="missing-weights-said-corrupt",
+        file="agents/weights_file.py",
+        old="    except FileNotFoundError as e:\n        raise WeightsFileNotFoundError",
+        new="    except OSError as e:\n        raise WeightsFileError",
+        test=("tests/agents/test_weights_file.py::"
+              "test_a_missing_file_is_not_found_naming_the_path"),
+        why="a missing weights file is no FileNotFoundError (the wheel said corrupt)",
     ),
 ]
 
@@ -223,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
             start = time.monotonic()
             try:
                 path.write_text(text.replace(m.old, m.new, 1), encoding="utf-8")
-                outcome, tail = run_tests(copy, m.tests, args.timeout)
+                for node in m.tests:  # every named test must catch the mutant
+                    outcome, tail = run_tests(copy, (node,), args.timeout)
+                    if outcome not in ("failed", "timeout"):
+                        break
             finally:
                 path.write_bytes(original)
             seconds = time.monotonic() - start
@@ -234,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures += 1
                 label = "SURVIVED" if outcome == "passed" else "ERROR   "
                 print(f"{label} {m.name} ({outcome}, {seconds:.0f} s): {m.why}\n"
-                      f"    test: {' '.join(m.tests)}\n{tail}")
+                      f"    test: {node}\n{tail}")
             sys.stdout.flush()
     killed = len(selected) - failures
     print(f"{killed} of {len(selected)} mutants killed")

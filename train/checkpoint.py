@@ -52,6 +52,7 @@ from agents.weights_file import (
     WeightsFileError,
     current_umask,
     load_weights_file,
+    read_weights,
     save_weights_file,
     write_atomically,
 )
@@ -311,12 +312,10 @@ def _read_sb3_archive(zip_path: Path, num_players: int, num_deals: int) -> tuple
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
         raise CheckpointError(f"checkpoint {zip_path.parent}: corrupt model.zip ({e})") from e
     _check_policy_meta(meta, zip_path, num_players, num_deals)
-    import torch
-
     try:
-        return tuple(torch.load(io.BytesIO(raw[m]), map_location="cpu", weights_only=True)
+        return tuple(read_weights(io.BytesIO(raw[m]), f"{zip_path}:{m}")
                      for m in ("policy.pth", "policy.optimizer.pth"))
-    except Exception as e:  # torch raises many types for a damaged file
+    except WeightsFileError as e:
         raise CheckpointError(f"checkpoint {zip_path.parent}: corrupt model.zip ({e})") from e
 
 
