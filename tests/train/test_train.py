@@ -25,6 +25,8 @@ from train import config as C  # noqa: E402
 from train.checkpoint import CheckpointError, latest_checkpoint  # noqa: E402
 from train.ppo import run  # noqa: E402
 
+from .conftest import chance_accuracy  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 TINY = [
@@ -387,13 +389,18 @@ def test_entry_points_run_from_any_directory(tmp_path, argv):
 
 
 # ---------------------------------------------------------------------- warm start, reward
-def test_pretrain_then_ppo(tmp_path):
+def test_pretrain_then_ppo(tmp_path, imitation_data):
+    """Imitating greedy beats picking uniformly among the legal moves on the same
+    decisions (about 0.49) by a margin a pretraining that learns nothing cannot reach."""
     cfg = tiny_config(tmp_path, "total_timesteps=512", "pretrain.teacher=greedy",
                       "pretrain.decisions=3000", "pretrain.epochs=2", "win_bonus=0.5")
     s = run(cfg, verbose=False)
     assert s["status"] == "finished"
     state = json.loads((latest_checkpoint(Path(s["run_dir"])) / "state.json").read_text())
-    assert state["pretrain"]["accuracy"] > 0.3
+    (data,) = imitation_data
+    chance = chance_accuracy(data)
+    print(f"imitation accuracy {state['pretrain']['accuracy']:.3f}, chance {chance:.3f}")
+    assert state["pretrain"]["accuracy"] > chance + 0.15
 
 
 def test_win_share():

@@ -9,25 +9,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("numba")
-pytest.importorskip("sb3_contrib")
+import agents
+import train.league
+import train.pretrain as P
+from pis_env.observation import Layout
+from train import config as C
+from train.checkpoint import latest_checkpoint
+from train.ppo import run
 
-import agents  # noqa: E402
-import train.league  # noqa: E402
-import train.pretrain as P  # noqa: E402
-from pis_env.observation import Layout  # noqa: E402
-from train import config as C  # noqa: E402
-from train.checkpoint import latest_checkpoint  # noqa: E402
-from train.ppo import run  # noqa: E402
-
-from .test_train import TINY  # noqa: E402
+from .conftest import chance_accuracy
+from .test_train import TINY
 
 BATCHED = [*(o for o in TINY if not o.startswith(("n_envs", "league.opponents"))),
            "vec_env=batched", "n_envs=64", "ppo.n_steps=32", "ppo.batch_size=1024",
            "league.opponents={heuristic: 1, self: 1}", "total_timesteps=2048"]
 
 
-def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch):
+def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch, imitation_data):
+    """Pretraining collects from the env PPO then learns from, and imitates the heuristic
+    well above picking uniformly among the legal moves on the same decisions."""
     from stable_baselines3.common.callbacks import BaseCallback
 
     def no_second_stack(*args, **kwargs):
@@ -35,7 +35,7 @@ def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch):
 
     monkeypatch.setattr(train.league, "LeagueEnv", no_second_stack)
     collected = []
-    real_collect = P.collect
+    real_collect = P.collect  # the imitation_data spy, which keeps the decisions
 
     def spy(vec_env, *args, **kwargs):
         collected.append(vec_env)
@@ -58,7 +58,10 @@ def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch):
     assert len(collected) == 1 and collected[0] is learned[0]
     assert type(collected[0]).__name__ == "_LeagueVecEnv"
     state = json.loads((latest_checkpoint(Path(s["run_dir"])) / "state.json").read_text())
-    assert state["pretrain"]["accuracy"] > 0.5
+    (data,) = imitation_data
+    chance = chance_accuracy(data)
+    print(f"imitation accuracy {state['pretrain']['accuracy']:.3f}, chance {chance:.3f}")
+    assert state["pretrain"]["accuracy"] > chance + 0.15
 
 
 def test_the_heuristic_teacher_is_the_numba_port_choosing_as_the_bot():
