@@ -98,40 +98,48 @@ def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: 
             "rows": np.flatnonzero(finished.ravel())}
 
 
-def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
-        value_coef: float, seed: int, log=print, logger=None) -> dict[str, float]:
-    """Behaviour cloning of ``data`` (its ``rows``, default all) into an SB3
-    MaskableActorCriticPolicy, in place."""
+def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
+            batch_size: int, lr: float, value_coef: float, seed: int, log=print,
+            logger=None) -> dict[str, float]:
+    """The imitation loop of both pipelines: behaviour cloning of ``data`` (its ``rows``,
+    default all) into ``module`` (a torch module, trained in place), with a value target.
+
+    ``forward(x, masks)`` returns ``(logits [B, 58] with the illegal actions masked out,
+    values [B])`` for a minibatch of policy inputs and bool masks: the one thing the SB3
+    policy (:func:`fit`) and the RLlib module (``train.rllib_pretrain.fit_module``) do
+    differently. The loss is the cross-entropy of the teacher's action plus
+    ``value_coef`` times the squared error of the value to the ``returns``; Adam, gradient
+    norm clipped at 1, minibatches in an order drawn from ``seed``. ``logger`` (SB3's)
+    records each epoch's statistics for TensorBoard."""
     import torch
     import torch.nn.functional as F
 
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.as_tensor(data["x"])
-    m = torch.as_tensor(data["masks"])
-    a = torch.as_tensor(data["actions"])
-    r = torch.as_tensor(data["returns"])
-    rows = torch.as_tensor(data.get("rows", np.arange(len(data["actions"]))))
-    n = rows.shape[0]
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    policy.set_training_mode(True)
-    stats = {}
+    gen = torch.Generator().manual_seed(int(seed))
+    x = torch.as_tensor(data["x"], dtype=torch.float32)
+    m = torch.as_tensor(data["masks"]).bool()
+    a = torch.as_tensor(data["actions"], dtype=torch.int64)
+    r = torch.as_tensor(data["returns"], dtype=torch.float32)
+    rows = torch.as_tensor(data.get("rows", np.arange(len(data["actions"]))),
+                           dtype=torch.int64)
+    n = int(rows.shape[0])
+    params = [q for q in module.parameters() if q.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr)
+    module.train()
+    stats: dict[str, float] = {}
     for epoch in range(epochs):
         perm = rows[torch.randperm(n, generator=gen)]
         tot_ce = tot_v = correct = 0.0
         for b in range(0, n, batch_size):
             idx = perm[b:b + batch_size]
-            values, log_prob, _ = policy.evaluate_actions(x[idx], a[idx], action_masks=m[idx])
-            ce = -log_prob.mean()
+            logits, values = forward(x[idx], m[idx])
+            ce = F.cross_entropy(logits, a[idx])
             v_loss = F.mse_loss(values.flatten(), r[idx])
             loss = ce + value_coef * v_loss
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
-            with torch.no_grad():
-                dist = policy.get_distribution(x[idx], action_masks=m[idx].numpy())
-                pred = dist.distribution.probs.argmax(dim=1)
-                correct += float((pred == a[idx]).sum())
+            correct += float((logits.detach().argmax(dim=1) == a[idx]).sum())
             tot_ce += ce.item() * len(idx)
             tot_v += v_loss.item() * len(idx)
         stats = {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
@@ -141,8 +149,21 @@ def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: f
             for k, v in stats.items():
                 logger.record(f"pretrain/{k}", v)
             logger.dump(epoch)
-    policy.set_training_mode(False)
+    module.eval()
     return stats
+
+
+def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
+        value_coef: float, seed: int, log=print, logger=None) -> dict[str, float]:
+    """:func:`imitate` into an SB3 MaskableActorCriticPolicy, in place (its masked
+    action distribution's logits and its value head)."""
+
+    def forward(x, masks):
+        dist = policy.get_distribution(x, action_masks=masks)
+        return dist.distribution.logits, policy.predict_values(x)
+
+    return imitate(policy, forward, data, epochs, batch_size, lr, value_coef, seed,
+                   log=log, logger=logger)
 
 
 #: Arrays of a labelled data set (``pretrain.data``, written by train/expert_iteration.py).

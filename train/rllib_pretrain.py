@@ -1,8 +1,9 @@
 """Warm start of ``train/rllib_ppo.py``: imitate a teacher bot before PPO (``pretrain:``).
 
-The RLlib twin of ``train.pretrain`` (the SB3 pipeline's): the teacher (``pretrain.teacher``,
-e.g. ``heuristic``) plays the learner's seat -- a random seat each game, its opponents drawn
-per seat from ``opponents`` as in the RLlib env -- for ``pretrain.decisions`` decisions;
+``train.pretrain``'s warm start (its collector and its imitation loop, ``imitate``) for
+the RLlib module: the teacher (``pretrain.teacher``, e.g. ``heuristic``) plays the
+learner's seat -- a random seat each game, its opponents drawn per seat from
+``opponents`` as in the RLlib env -- for ``pretrain.decisions`` decisions;
 the learner's RLModule is then fitted on the driver for ``pretrain.epochs`` passes: the
 actor to the teacher's actions (cross-entropy over the legal actions, the mask applied as
 in the module) and the value head to the Monte Carlo return that followed (the run's
@@ -124,50 +125,20 @@ def collect_decisions(cfg: dict, log=print) -> tuple[dict[str, np.ndarray], str]
 
 def fit_module(module, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
                value_coef: float, seed: int, log=print) -> dict[str, float]:
-    """Behaviour cloning of ``data`` (its ``rows``) into a ``MaskedPPOTorchRLModule``, in
-    place: cross-entropy of the teacher's action under the masked logits, plus
-    ``value_coef`` times the squared error of the value head to the returns."""
-    import torch
-    import torch.nn.functional as F
+    """``train.pretrain.imitate`` (the SB3 pipeline's loop) into a
+    ``MaskedPPOTorchRLModule``, in place: its masked logits and its value head."""
     from ray.rllib.core.columns import Columns
 
+    from train.pretrain import imitate
     from train.rllib_env import MASK_KEY, OBS_KEY
 
-    gen = torch.Generator().manual_seed(int(seed))
-    x = torch.as_tensor(data["x"], dtype=torch.float32)
-    m = torch.as_tensor(data["masks"]).float()
-    a = torch.as_tensor(data["actions"], dtype=torch.int64)
-    r = torch.as_tensor(data["returns"], dtype=torch.float32)
-    rows = torch.as_tensor(data["rows"], dtype=torch.int64)
-    n = int(rows.shape[0])
-    params = [q for q in module.parameters() if q.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
-    module.train()
-    stats: dict[str, float] = {}
-    for epoch in range(epochs):
-        perm = rows[torch.randperm(n, generator=gen)]
-        tot_ce = tot_v = correct = 0.0
-        for b in range(0, n, batch_size):
-            idx = perm[b:b + batch_size]
-            batch = {Columns.OBS: {OBS_KEY: x[idx], MASK_KEY: m[idx]}}
-            out = module.forward_train(batch)
-            logits = out[Columns.ACTION_DIST_INPUTS]
-            ce = -F.log_softmax(logits, dim=1).gather(1, a[idx, None]).mean()
-            values = module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
-            v_loss = F.mse_loss(values.flatten(), r[idx])
-            loss = ce + value_coef * v_loss
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            correct += float((logits.detach().argmax(dim=1) == a[idx]).sum())
-            tot_ce += ce.item() * len(idx)
-            tot_v += v_loss.item() * len(idx)
-        stats = {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
-        log(f"pretrain epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.1%}, "
-            f"cross-entropy {stats['cross_entropy']:.3f}, value loss {stats['value_loss']:.4f}")
-    module.eval()
-    return stats
+    def forward(x, masks):
+        batch = {Columns.OBS: {OBS_KEY: x, MASK_KEY: masks.float()}}
+        out = module.forward_train(batch)
+        values = module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
+        return out[Columns.ACTION_DIST_INPUTS], values
+
+    return imitate(module, forward, data, epochs, batch_size, lr, value_coef, seed, log=log)
 
 
 def pretrain_state(cfg: dict, spec, state: dict, log=print) -> tuple[dict, dict]:
