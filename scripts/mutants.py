@@ -93,6 +93,24 @@ MUTANTS: list[Mutant] = [
               "test_pretraining_steps_the_runs_own_batched_env"),
         why="pretraining fits the value head only: the policy learns nothing of the teacher",
     ),
+    Mutant(
+        name="env-mask-adds-pass",
+        file="pis_env/env.py",
+        old="            mask = mask_array(game.legal_mask())\n",
+        new="            mask = mask_array(game.legal_mask() | 1 << 57)\n",
+        test="tests/pis_env/test_env.py::"
+             "test_decoded_observation_and_mask_match_engine_over_many_deals",
+        why="the env's mask offers PASS (one illegal action) at every decision",
+    ),
+    Mutant(
+        name="engine-any-card-on-sevens",
+        file="pis_env/engine.py",
+        old="legal = (hand & SEVENS) | DRAW_BIT",
+        new="legal = hand | DRAW_BIT",
+        test="tests/pis_env/test_env.py::"
+             "test_decoded_observation_and_mask_match_engine_over_many_deals",
+        why="the engine lets any card answer a chain of sevens (the env's mask follows it)",
+    ),
     # ---- H2: one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",

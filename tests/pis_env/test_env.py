@@ -16,6 +16,7 @@ from pis_env.cards import cards_of, points_of
 from pis_env.engine import DRAW, PASS
 from pis_env.env import deal_rewards
 from pis_env.rules import CHOICES
+from tests.pis_env import reference_rules as ref
 
 VARIANTS = [
     {k: v} for k, values in CHOICES.items() for v in values[1:]
@@ -85,24 +86,33 @@ def test_metadata_spaces_and_entry_points():
     assert isinstance(e.env, pis_env.raw_env)
 
 
-def _check_decoded(env, agent, obs):
+def _check_decoded(env, agent, obs, seen: set):
     """decode_observation agrees with the engine state, from every seat; the mask is the
-    engine's legal set for the agent to move and zeros for the others."""
+    legal set of the independent reference (``reference_rules``, written from RULES.md)
+    for the agent to move and zeros for the others. ``seen`` collects the situations
+    checked (phases, directions, chains of sevens, a drawn card, the deal index)."""
     raw = env.unwrapped
     game = raw.game
     n = game.num_players
+    seen.update([("phase", game.phase_name), ("direction", game.direction),
+                 ("deal", game.deal_index)])
+    if game.pending_sevens:
+        seen.add(("pending_sevens", min(game.pending_sevens, 2)))
+    if game.has_drawn:
+        seen.add("has_drawn")
     for seat, other in enumerate(raw.possible_agents):
         o = obs if other == agent else raw.observe(other)
         assert raw.observation_space(other).contains(o)
         d = decode_observation(o["observation"], n, raw.rules.num_deals)
-        assert d["hand"] == cards_of(game.hands[seat])
+        assert d["hand"] == ref.hand_cards(game.hands[seat])
         assert d["top_card"] == (None if game.top < 0 else game.top)
         assert d["active_suit"] == game.active_suit
         assert d["pending_sevens"] == game.pending_sevens
         assert d["phase"] == game.phase_name
         assert d["has_drawn"] == (game.has_drawn and seat == game.current)
         assert d["direction"] == game.direction
-        assert d["hand_sizes"] == [game.hands[(seat + k) % n].bit_count() for k in range(n)]
+        assert d["hand_sizes"] == [len(ref.hand_cards(game.hands[(seat + k) % n]))
+                                   for k in range(n)]
         assert d["stock_size"] == len(game.stock)
         assert d["discard"] == sorted(game.pile)
         if raw.rules.num_deals > 1:
@@ -110,21 +120,64 @@ def _check_decoded(env, agent, obs):
             assert d["scores"] == [game.totals[(seat + k) % n] for k in range(n)]
         mask = o["action_mask"]
         if seat == game.current:
-            assert np.flatnonzero(mask).tolist() == game.legal_actions()
+            assert set(np.flatnonzero(mask).tolist()) == ref.legal_actions(game)
         else:
             assert not mask.any()
 
 
-@pytest.mark.parametrize("options", [{"num_players": n} for n in (2, 3, 4, 7)] + [
-    {"num_deals": 3, "num_players": 3}, {"draw_rule": "until_playable"},
-    {"opening": "first_round", "num_players": 4}, {"empty_stock": "reshuffle", "max_turns": 300},
+#: Steps checked per variant (each from every seat), and the most deals played to reach
+#: them and every situation of ``_expected_situations``. WHY a budget rather than a
+#: deal count: a 7-player deal lasts ~10 steps, a reshuffling one hundreds; the step
+#: budget gives each variant the same amount of checking, and the situations checked
+#: are asserted, so fewer deals cannot quietly check less.
+STEP_BUDGET = 2500
+MAX_DEALS = 400
+
+
+def _expected_situations(options: dict, ends: set[str]) -> set:
+    rules = pis_env.Rules.from_options(**options)
+    return ({("phase", name) for name in ("opening", "play", "nominate", "ace")}
+            | {("direction", 1), ("direction", -1), "has_drawn"}
+            | {("pending_sevens", 1), ("pending_sevens", 2)}
+            | {("deal", k) for k in range(rules.num_deals)}
+            | {("end", reason) for reason in ends}
+            | ({"reshuffled"} if rules.empty_stock == "reshuffle" else set()))
+
+
+@pytest.mark.parametrize("options, ends", [
+    pytest.param(options, ends, id=_variant_id(options)) for options, ends in [
+        ({"num_players": 2}, {"going_out", "empty_stock"}),
+        ({"num_players": 3}, {"going_out", "empty_stock"}),
+        ({"num_players": 4}, {"going_out", "empty_stock"}),
+        ({"num_players": 7}, {"empty_stock"}),  # 3 cards of stock: nobody goes out
+        ({"num_deals": 3, "num_players": 3}, {"going_out", "empty_stock"}),
+        ({"draw_rule": "until_playable"}, {"going_out", "empty_stock"}),
+        ({"opening": "first_round", "num_players": 4}, {"going_out", "empty_stock"}),
+        ({"empty_stock": "reshuffle", "max_turns": 300}, {"going_out", "truncated"}),
+    ]
 ])
-def test_decoded_observation_and_mask_match_engine_over_many_deals(options):
+def test_decoded_observation_and_mask_match_engine_over_many_deals(options, ends):
     rng = random.Random(7)
     env = pis_env.env(**options)
-    for deal in range(300):
+    expected = _expected_situations(options, ends)
+    seen: set = set()
+    steps = 0
+
+    def check(env, agent, obs):
+        nonlocal steps
+        steps += 1
+        _check_decoded(env, agent, obs, seen)
+
+    for deal in range(MAX_DEALS):
         env.reset(seed=deal)
-        random_play(env, rng, check=_check_decoded)
+        random_play(env, rng, check=check)
+        game = env.unwrapped.game
+        seen.add(("end", game.end_reason))
+        if any(game.deal_reshuffles[-1]):
+            seen.add("reshuffled")
+        if steps >= STEP_BUDGET and expected <= seen:
+            break
+    assert expected <= seen, f"not reached in {MAX_DEALS} deals: {expected - seen}"
 
 
 def test_final_position_observable_with_zero_mask():
@@ -319,7 +372,8 @@ def test_step_or_observe_before_reset_is_a_clear_error():
     with pytest.raises(RuntimeError, match="before reset"):
         raw.observe("player_0")
     wrapped = pis_env.env()
-    with pytest.raises(Exception, match="reset"):
+    # PettingZoo's order-enforcing wrapper answers with an AssertionError of its own
+    with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before step"):
         wrapped.step(DRAW)
 
 
