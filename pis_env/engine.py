@@ -92,24 +92,93 @@ def _is_sequence(value) -> bool:
 
 def parse_deck(deck: Sequence[int | str], name: str = "deck") -> list[int]:
     """Card ids of a stacked deck; ``ValueError`` unless it is a permutation of the 52 cards.
-    ``name`` is how errors call the deck (``"deck"``, ``"deck[2]"``)."""
+    ``name`` is how errors call the deck (``"deck"``, ``"deck[2]"``). The length is checked
+    before any card is parsed and the rest is linear, so a huge list costs nothing."""
     if not _is_sequence(deck):
         raise ValueError(f"{name} must be a sequence of 52 card ids or names, got {deck!r}")
+    if len(deck) != NUM_CARDS:
+        raise ValueError(f"{name} must hold each of the 52 cards exactly once: got "
+                         f"{len(deck)} cards")
     ids = []
     for i, card in enumerate(deck):
         try:
             ids.append(parse_card(card))
         except ValueError as e:
             raise ValueError(f"{name}[{i}]: {e}") from None
-    if len(ids) != NUM_CARDS or len(set(ids)) != NUM_CARDS:
-        missing = sorted(set(range(NUM_CARDS)) - set(ids))
-        dupes = sorted({c for c in ids if ids.count(c) > 1})
+    counts = [0] * NUM_CARDS
+    for c in ids:
+        counts[c] += 1
+    missing = [c for c in range(NUM_CARDS) if counts[c] == 0]
+    if missing:
+        dupes = [c for c in range(NUM_CARDS) if counts[c] > 1]
         raise ValueError(
-            f"{name} must hold each of the 52 cards exactly once: got {len(ids)} cards"
-            + (f", missing {[card_name(c) for c in missing]}" if missing else "")
-            + (f", duplicated {[card_name(c) for c in dupes]}" if dupes else "")
+            f"{name} must hold each of the 52 cards exactly once: missing "
+            f"{[card_name(c) for c in missing]}, duplicated {[card_name(c) for c in dupes]}"
         )
     return ids
+
+
+class ActionLog(Sequence):
+    """A deal's ``(player, action)`` pairs as a persistent list: ``copy()`` and ``append``
+    are O(1) and a copy shares every earlier entry with its original.
+
+    WHY: a search bot clones the state thousands of times per decision and a replay keeps
+    a state per position; copying the whole action list each time made both cost the
+    history's length (quadratic memory for a long replay). Each entry is a node
+    ``(parent, pair)``; a copy is a second reference to the same node, so appending to one
+    never changes the other. Reading it (iteration, indexing, ``==`` with a list) walks the
+    nodes, which is linear like reading a list; ``[-1]`` is O(1)."""
+
+    __slots__ = ("_node", "_len")
+
+    def __init__(self, pairs=()):
+        self._node = None
+        self._len = 0
+        for pair in pairs:
+            self.append(pair)
+
+    def append(self, pair: tuple[int, int]) -> None:
+        self._node = (self._node, pair)
+        self._len += 1
+
+    def copy(self) -> ActionLog:
+        new = ActionLog.__new__(ActionLog)
+        new._node = self._node
+        new._len = self._len
+        return new
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        out = [None] * self._len
+        node, i = self._node, self._len
+        while node is not None:
+            i -= 1
+            node, out[i] = node
+        return out
+
+    def __iter__(self):
+        return iter(self._pairs())
+
+    def __getitem__(self, index):
+        if index == -1 and isinstance(index, int) and self._node is not None:
+            return self._node[1]
+        return self._pairs()[index]
+
+    def __eq__(self, other):
+        if isinstance(other, (ActionLog, list, tuple)):
+            return self._pairs() == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"ActionLog({self._pairs()!r})"
+
+    def __reduce__(self):
+        # a flat list, not the nested nodes: pickling those would recurse per entry
+        return (ActionLog, (self._pairs(),))
 
 
 class GameState:
@@ -175,7 +244,7 @@ class GameState:
         self.match_over = False
         self.deal_decks: list[list[int]] = []
         self.deal_dealers: list[int] = []
-        self.histories: list[list[tuple[int, int]]] = []
+        self.histories: list[ActionLog] = []
         self.deal_reshuffles: list[list[list[int]]] = []
         self._scripted = None
         if reshuffles is not None:
@@ -239,8 +308,8 @@ class GameState:
         state.winners = None if winners is None else [bool(w) for w in winners]
         state.deal_index = int(deal_index)
         state.totals = [int(t) for t in totals]
-        state.history = []
-        state.histories = [[] for _ in range(state.deal_index)] + [state.history]
+        state.history = ActionLog()
+        state.histories = [ActionLog() for _ in range(state.deal_index)] + [state.history]
         state.deal_decks = []
         state.deal_dealers = []
         state._legal = None
@@ -285,7 +354,7 @@ class GameState:
         self.end_reason = None
         self.charges = None
         self.winners = None
-        self.history: list[tuple[int, int]] = []
+        self.history = ActionLog()
         self.histories.append(self.history)
         self._legal = None
 
@@ -543,8 +612,10 @@ class GameState:
         new.pile = self.pile.copy()
         new.drew_on = self.drew_on.copy()
         new.totals = self.totals.copy()
-        new.histories = [h.copy() for h in self.histories]
-        new.history = new.histories[-1]
+        # Finished deals' logs never change: shared. The current one is an ActionLog (O(1)
+        # copy) unless code outside the engine put a plain list there.
+        new.history = self.history.copy()
+        new.histories = self.histories[:-1] + [new.history]
         new.deal_decks = self.deal_decks.copy()
         new.deal_dealers = self.deal_dealers.copy()
         new._decks_left = self._decks_left.copy()

@@ -104,6 +104,8 @@ def load(history: str | bytes | dict) -> dict:
             data = json.loads(history)
         except ValueError as e:
             raise HistoryError(f"history is not valid JSON: {e}") from None
+        except RecursionError:
+            raise HistoryError("history is nested too deeply to be a history") from None
     else:
         data = history
     if not isinstance(data, dict):
@@ -147,6 +149,8 @@ def _check_header(data: dict) -> None:
         actual = digest(body)
     except (TypeError, ValueError) as e:
         raise HistoryError(f"history is not plain JSON data: {e}") from None
+    except RecursionError:
+        raise HistoryError("history is nested too deeply to be a history") from None
     if actual != stored:
         raise HistoryError(
             f"history digest mismatch: it was changed after it was written "

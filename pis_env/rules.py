@@ -28,6 +28,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 #: ``max_turns`` used with ``empty_stock="reshuffle"`` when none is given.
 RESHUFFLE_DEFAULT_MAX_TURNS = 1000
+#: Upper limits of the sized options. WHY: the observation has a one-hot of the deal
+#: index (sized by ``num_deals``) and a replay steps every turn, so a rules file or an
+#: uploaded history must not be able to ask for gigabytes; these are far above any real
+#: match (a 100-deal match, a 100,000-turn deal).
+MAX_NUM_DEALS = 100
+MAX_MAX_TURNS = 100_000
 
 
 def _nearest(name, allowed) -> str:
@@ -40,7 +46,12 @@ def _nearest(name, allowed) -> str:
 
 @dataclass(frozen=True)
 class Rules:
-    """One table's rules. Frozen, hashable, and cheap to pass around."""
+    """One table's rules. Frozen, hashable, and cheap to pass around.
+
+    Limits: ``num_players`` 2..7, ``num_deals`` 1..``MAX_NUM_DEALS`` (100), ``max_turns``
+    None or 1..``MAX_MAX_TURNS`` (100,000); a stacked deck holds exactly 52 cards, its
+    length checked before its cards (``engine.parse_deck``). Anything outside is a
+    ``ValueError`` naming the limit, raised before any work sized by it."""
 
     num_players: int = 2
     draw_rule: str = "free"
@@ -68,10 +79,12 @@ class Rules:
             object.__setattr__(self, key, _plain_int(getattr(self, key)))
         if not _is_int(self.num_players) or not 2 <= self.num_players <= 7:
             raise ValueError(f"num_players={self.num_players!r}: allowed values are 2..7")
-        if not _is_int(self.num_deals) or self.num_deals < 1:
-            raise ValueError(f"num_deals={self.num_deals!r}: must be an int >= 1")
-        if self.max_turns is not None and (not _is_int(self.max_turns) or self.max_turns < 1):
-            raise ValueError(f"max_turns={self.max_turns!r}: must be None or an int >= 1")
+        if not _is_int(self.num_deals) or not 1 <= self.num_deals <= MAX_NUM_DEALS:
+            raise ValueError(f"num_deals={self.num_deals!r}: must be an int 1..{MAX_NUM_DEALS}")
+        if self.max_turns is not None and (
+                not _is_int(self.max_turns) or not 1 <= self.max_turns <= MAX_MAX_TURNS):
+            raise ValueError(f"max_turns={self.max_turns!r}: must be None or an int "
+                             f"1..{MAX_MAX_TURNS}")
         if self.empty_stock == "reshuffle" and self.max_turns is None:
             object.__setattr__(self, "max_turns", RESHUFFLE_DEFAULT_MAX_TURNS)
 
