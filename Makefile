@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
 	$(PY) -m benchmarks.engine
 	$(PY) -m benchmarks.batched
+	$(PY) -m benchmarks.search
 
 notebooks: $(STAMP)
 	PY=$(PY) scripts/run_notebooks.sh

@@ -16,6 +16,7 @@ REGISTRY = {
     "random": "agents.random_agent:RandomAgent",
     "greedy": "agents.greedy:GreedyAgent",
     "heuristic": "agents.heuristic:HeuristicAgent",
+    "held_out": "agents.heuristic.variants:HeldOutHeuristic",
     "mc": "agents.mc:MonteCarloAgent",
     "search": "agents.search:SearchAgent",
     "human": "agents.human:HumanAgent",

@@ -28,16 +28,14 @@ than one legal action the bot
 
 The budget is counted in rollouts (``rollouts`` per decision, at least one per legal
 action), so the bot is deterministic for a seed and the observations it is shown;
-``last_rollouts`` says how many the last decision used. ``python -m agents.search
---timing`` prints the mean time per decision in a 2- and a 4-player tournament;
-``python -m agents.search --compare A/deals.csv B/deals.csv`` the paired difference in
-win rate of two tournaments on the same duplicate deals (an ablation at equal budget).
+``last_rollouts`` says how many the last decision used. Its time per decision at 2 and 4
+players: ``python -m benchmarks.search``; an ablation at equal budget (two tournaments on
+the same duplicate deals, paired): ``python -m agents.tournament compare A/deals.csv
+B/deals.csv``.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -359,92 +357,20 @@ class _torch_threads:
         return False
 
 
-def timing(decks: int, rollouts: int, seed: int = 0,
-           rollout_policy: str = "heuristic") -> dict[int, float]:
-    """Mean seconds per searched decision of ``search`` against heuristics, one process,
-    at 2 and 4 players (duplicate-deal tournaments of ``decks`` decks)."""
-    from agents import make
-    from agents.tournament.deals import deal_setup
-    from pis_env import raw_env
-
-    out = {}
-    for n in (2, 4):
-        spent, decisions = 0.0, 0
-        for g in range(decks):
-            deck, dealer = deal_setup(seed, g, n)
-            for rot in range(n):
-                env = raw_env(num_players=n)
-                env.reset(seed=g, options={"deck": deck, "dealer": dealer})
-                bots = [make("heuristic", num_players=n) for _ in range(n)]
-                bots[rot] = make("search", num_players=n, seed=g, rollouts=rollouts,
-                                 rollout_policy=rollout_policy)
-                for agent in env.agent_iter():
-                    obs, _, term, trunc, _ = env.last()
-                    if term or trunc:
-                        env.step(None)
-                        continue
-                    seat = int(agent.split("_")[1])
-                    t0 = time.perf_counter()
-                    action = bots[seat].act(obs)
-                    if seat == rot and bots[seat].last_rollouts:
-                        spent += time.perf_counter() - t0
-                        decisions += 1
-                    env.step(action)
-        out[n] = spent / max(decisions, 1)
-        print(f"{n} players: {decisions} searched decisions, "
-              f"{1000 * out[n]:.1f} ms per decision ({rollouts} {rollout_policy} rollouts)",
-              flush=True)
-    print(f"mean over 2 and 4 players: {1000 * (out[2] + out[4]) / 2:.1f} ms per decision")
-    return out
-
-
-def paired_difference(deals_a: str, deals_b: str, prefix: str = "search") -> tuple:
-    """Two tournaments on the same duplicate deals (same ``--seed``): the mean
-    difference in deal wins of the agents whose spec starts with ``prefix`` (A minus B),
-    paired by (deal, rotation), with a 95% normal interval. Returns (diff, low, high, n)."""
-    import csv
-
-    def wins(path):
-        out = {}
-        with open(path) as f:
-            for row in csv.DictReader(f):
-                if row["agent"].startswith(prefix):
-                    out[(row["deal"], row["rotation"])] = float(row["winner"])
-        return out
-
-    a, b = wins(deals_a), wins(deals_b)
-    keys = sorted(set(a) & set(b))
-    d = np.array([a[k] - b[k] for k in keys])
-    mean = float(d.mean())
-    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d))
-    return mean, mean - half, mean + half, len(d)
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        description="the search bot's time per decision (--timing), or a paired "
-        "comparison of two tournaments' deals.csv on the same deals (--compare A B)")
-    p.add_argument("--timing", action="store_true")
-    p.add_argument("--decks", type=int, default=20)
-    p.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS)
-    p.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
-                   help="who plays the rollouts of --timing (default heuristic)")
-    p.add_argument("--compare", nargs=2, metavar="DEALS_CSV")
-    p.add_argument("--prefix", default="search",
-                   help="--compare pairs the agent whose spec starts with this (default "
-                   "search; e.g. ppo for two policies against the same opponent)")
-    args = p.parse_args(argv)
-    if args.compare:
-        diff, low, high, count = paired_difference(*args.compare, prefix=args.prefix)
-        print(f"win rate A - B: {100 * diff:+.1f} points [95% CI {100 * low:+.1f}, "
-              f"{100 * high:+.1f}] over {count} paired seat-deals")
-    if args.timing or not args.compare:
-        timing(args.decks, args.rollouts, rollout_policy=args.rollout_policy)
-    return 0
+    """``python -m agents.search`` used to time the bot (``--timing``) and compare two
+    tournaments (``--compare``). A bot module has one job, so it now names the commands
+    that do those and exits with 2, whatever the arguments."""
+    from .cli import error_exit
+
+    return error_exit("python -m agents.search", "the search bot has no command line: "
+                      "time it with python -m benchmarks.search (was --timing); pair two "
+                      "tournaments with python -m agents.tournament compare A/deals.csv "
+                      "B/deals.csv (was --compare)")
 
 
 __all__ = ["DEFAULT_ROLLOUTS", "ROLLOUT_POLICIES", "BatchedRollouts", "SearchAgent",
-           "paired_difference", "rollout_network", "scores_of", "timing"]
+           "rollout_network", "scores_of"]
 
 
 if __name__ == "__main__":

@@ -121,6 +121,24 @@ MUTANTS: list[Mutant] = [
               "test_a_missing_file_is_not_found_naming_the_path"),
         why="a missing weights file is no FileNotFoundError (the wheel said corrupt)",
     ),
+    Mutant(
+        name="compare-b-minus-a",
+        file="agents/tournament/compare.py",
+        old="mean_ci([a[k] - b[k] for k in keys])",
+        new="mean_ci([b[k] - a[k] for k in keys])",
+        test=("tests/agents/test_tournament_compare.py::"
+              "test_compare_prints_the_paired_difference"),
+        why="the paired comparison reports B - A",
+    ),
+    Mutant(
+        name="held-out-is-the-heuristic",
+        file="agents/heuristic/variants.py",
+        old="        super().__init__(params=HELD_OUT[variant], **kwargs)",
+        new="        super().__init__(**kwargs)",
+        test=("tests/agents/test_heuristic_variants.py::"
+              "test_each_variant_plays_differently_from_the_heuristic"),
+        why="the held-out bot plays with the default weights",
+    ),
 ]
 
 

@@ -80,6 +80,20 @@ def test_the_scan_sees_imports_inside_functions(tmp_path, monkeypatch):
     assert len(violations("pis_env")) == 3
 
 
+def test_every_registered_bot_is_a_class_of_agents():
+    """Bots are built from ``REGISTRY`` strings, which the import scan cannot read: each
+    one names a module of ``agents`` (so the scan covers its imports) and a class there
+    whose ``name`` is its key."""
+    from agents import REGISTRY
+
+    for name, target in REGISTRY.items():
+        module, cls = target.split(":")
+        assert module.split(".")[0] == "agents", (name, target)
+        assert (ROOT / Path(*module.split("."))).with_suffix(".py").is_file() or \
+            (ROOT / Path(*module.split(".")) / "__init__.py").is_file(), (name, target)
+        assert getattr(importlib.import_module(module), cls).name == name, (name, target)
+
+
 def test_import_agents_does_not_load_ray_or_train():
     code = ("import sys, agents, agents.heuristic, agents.greedy, agents.tournament; "
             "print(sorted(m for m in ('ray', 'train', 'torch') if m in sys.modules))")
@@ -134,7 +148,6 @@ def test_env_docstring_action_table_matches_the_action_ids():
 
 
 def test_engine_and_kernels_use_the_one_set_of_constants():
-    pytest.importorskip("numba")
     from pis_env import cards, engine
     from pis_env.batched import kernels as K
 

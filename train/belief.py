@@ -39,7 +39,7 @@ from agents.belief import (
     pair_features,
     uniform_belief,
 )
-from agents.heuristic import HeuristicAgent, Params
+from agents.heuristic.variants import HELD_OUT
 
 #: Opponent mixes the model is trained on (specs for ``agents.tournament.build_agent``).
 TRAIN_OPPONENTS = {
@@ -49,22 +49,7 @@ TRAIN_OPPONENTS = {
     "mc": "mc?samples=4&rollouts=1",
     "ppo": "ppo:models/ppo_{n}p.zip",
 }
-#: Held out: the heuristic with other weights (a looser drawer and a tighter one).
-HELD_OUT = {
-    "heuristic_loose": Params(draw_cost=6.0, jack_keep=15.0, shed=1.8, scarce=2.0,
-                              void_hint=0.0, jack_draw=False, pass_cost=1.0),
-    "heuristic_tight": Params(draw_cost=30.0, jack_keep=60.0, follow=4.0, stuck=14.0,
-                              seven_attack=20.0, scarce=16.0),
-}
 SPLIT_SEEDS = {"train": 1_000, "test": 2_000_000}
-
-
-class HeldOutHeuristic(HeuristicAgent):
-    """A held-out opponent for tournaments: ``train.belief:HeldOutHeuristic`` (the loose
-    variant) or ``train.belief:HeldOutHeuristic?variant=heuristic_tight``."""
-
-    def __init__(self, variant: str = "heuristic_loose", **kwargs):
-        super().__init__(params=HELD_OUT[variant], **kwargs)
 
 
 def _opponent(name: str, n: int, seed: int):
@@ -72,7 +57,7 @@ def _opponent(name: str, n: int, seed: int):
     from agents.tournament.specs import build_agent
 
     if name in HELD_OUT:
-        return make("heuristic", num_players=n, seed=seed, params=HELD_OUT[name])
+        return make("held_out", variant=name, num_players=n, seed=seed)
     return build_agent(TRAIN_OPPONENTS[name].format(n=n), n, seed)
 
 
@@ -230,14 +215,6 @@ def train(n: int, out: Path, models_dir: Path, epochs: int, hidden: int = 64,
     save_weights_file(payload, path)
     print(f"saved {path}", flush=True)
     return path
-
-
-class _Replay:
-    """What ``DealTracker`` holds that the stored features already encode: only the hard
-    voids are read again by the model's scaling step."""
-
-    def __init__(self, void: np.ndarray):
-        self.void = np.concatenate([np.zeros((1, 52), bool), void])
 
 
 def evaluate(n: int, out: Path, models_dir: Path) -> dict[str, dict]:

@@ -1,4 +1,6 @@
-"""The command line: ``python -m agents.tournament`` (``pis-tournament``)."""
+"""The command line: ``python -m agents.tournament`` (``pis-tournament``) plays a
+tournament; ``python -m agents.tournament compare A/deals.csv B/deals.csv`` pairs two of
+them deal by deal (``agents.tournament.compare``)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m agents.tournament",
         description="Duplicate-deal tournament between Pis Yedili bots.",
         epilog="Agent specs: a registered name (random, greedy, heuristic, mc, ppo:PATH), or "
-        "module:Class; append ?key=value&... for keyword arguments.",
+        "module:Class; append ?key=value&... for keyword arguments. Two tournaments on the "
+        "same deals, paired: python -m agents.tournament compare A/deals.csv B/deals.csv.",
     )
     p.add_argument("--agents", default="", help="comma-separated agent specs")
     p.add_argument("--players", type=int, default=None,
@@ -54,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input is one line on stderr and exit code 2, before any game."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:
+        from .compare import main as compare
+
+        return compare(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -81,7 +81,7 @@ def test_scores_match_mc():
 def test_paired_difference(tmp_path):
     """The paired comparison of two tournaments reads the search seat's wins per
     (deal, rotation)."""
-    from agents.search import paired_difference
+    from agents.tournament.compare import paired_difference
 
     head = "table,deal,rotation,seat,agent,charge,winner,end_reason,decisions\n"
     a = tmp_path / "a.csv"

@@ -1,0 +1,89 @@
+"""Milliseconds per decision of the search bot (``agents.search``) against heuristics, at
+2 and 4 players, in one process.
+
+    python -m benchmarks.search                      # a short run (under a minute)
+    python -m benchmarks.search --decks 20           # the README's figure
+    python -m benchmarks.search --rollouts 256 --rollout-policy network
+
+Each table size plays ``--decks`` duplicate decks (``agents.tournament.deals``), every
+rotation of one search bot among heuristics, and times the search bot's decisions with a
+choice (forced moves cost nothing and are not counted). The first timed decision of each
+table size is played once beforehand, untimed, so that the numba kernels' compilation is
+not in the figure. Figures are wall-clock; run on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from agents import make
+from agents.search import DEFAULT_ROLLOUTS, ROLLOUT_POLICIES
+from agents.tournament.deals import deal_setup
+from pis_env import raw_env
+
+#: Decks per table size of the default run: a figure in well under a minute.
+DEFAULT_DECKS = 3
+
+
+def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
+          rollout_policy: str) -> tuple[float, int]:
+    """One deal with the search bot in seat ``rotation``: (seconds, searched decisions)."""
+    deck, dealer = deal_setup(seed, deck_index, n)
+    env = raw_env(num_players=n)
+    env.reset(seed=deck_index, options={"deck": deck, "dealer": dealer})
+    bots = [make("heuristic", num_players=n) for _ in range(n)]
+    bots[rotation] = make("search", num_players=n, seed=deck_index, rollouts=rollouts,
+                          rollout_policy=rollout_policy)
+    spent, decisions = 0.0, 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = int(agent.split("_")[1])
+        t0 = time.perf_counter()
+        action = bots[seat].act(obs)
+        if seat == rotation and bots[seat].last_rollouts:
+            spent += time.perf_counter() - t0
+            decisions += 1
+        env.step(action)
+    return spent, decisions
+
+
+def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str = "heuristic",
+           players: tuple[int, ...] = (2, 4)) -> dict[int, float]:
+    """Mean seconds per searched decision at each table size (one line printed each)."""
+    out = {}
+    for n in players:
+        _play(n, 0, seed + 1, 0, rollouts, rollout_policy)  # warm-up: numba compiles
+        spent, decisions = 0.0, 0
+        for g in range(decks):
+            for rotation in range(n):
+                s, d = _play(n, g, seed, rotation, rollouts, rollout_policy)
+                spent, decisions = spent + s, decisions + d
+        out[n] = spent / max(decisions, 1)
+        print(f"{n} players: {1000 * out[n]:.1f} ms per decision ({decisions} searched "
+              f"decisions, {rollouts} {rollout_policy} rollouts)", flush=True)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.search",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--decks", type=int, default=DEFAULT_DECKS,
+                        help=f"duplicate decks per table size (default {DEFAULT_DECKS})")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS,
+                        help=f"rollouts per decision (default {DEFAULT_ROLLOUTS})")
+    parser.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
+                        help="who plays the rollouts (default heuristic)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
+    args = parser.parse_args(argv)
+    if args.decks < 1 or args.rollouts < 1:
+        parser.error("--decks and --rollouts must be >= 1")
+    timing(args.decks, args.rollouts, args.seed, args.rollout_policy)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
