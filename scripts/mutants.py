@@ -111,6 +111,33 @@ MUTANTS: list[Mutant] = [
              "test_decoded_observation_and_mask_match_engine_over_many_deals",
         why="the engine lets any card answer a chain of sevens (the env's mask follows it)",
     ),
+    Mutant(
+        name="engine-reshuffle-reversed",
+        file="pis_env/engine.py",
+        old="        return order[::-1]\n",
+        new="        return order\n",
+        test="tests/pis_env/test_batched.py::"
+             "test_differential[num_players=6-empty_stock=reshuffle-max_turns=300]",
+        why="the engine's reshuffle puts the new stock in reverse order",
+    ),
+    Mutant(
+        name="engine-reshuffle-keeps-pile",
+        file="pis_env/engine.py",
+        old="        self.pile = [top]\n",
+        new="        self.pile = [*rest, top]\n",
+        test="tests/pis_env/test_batched.py::"
+             "test_differential[num_players=6-empty_stock=reshuffle-max_turns=300]",
+        why="the engine's reshuffle leaves the reshuffled cards in the pile",
+    ),
+    Mutant(
+        name="kernel-reshuffle-keeps-pile",
+        file="pis_env/batched/kernels.py",
+        old="    st[b, PILE] = np.int64(1) << top\n",
+        new="    st[b, PILE] = st[b, PILE] | (np.int64(1) << top)\n",
+        test="tests/pis_env/test_batched.py::"
+             "test_differential[num_players=6-empty_stock=reshuffle-max_turns=300]",
+        why="the numba kernels' reshuffle leaves the reshuffled cards in the pile",
+    ),
     # ---- H2: one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",

@@ -13,14 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("numba")
-
-from agents.heuristic import HeuristicAgent, Params, state_action  # noqa: E402
-from agents.heuristic.batched import HeuristicPolicy  # noqa: E402
-from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy  # noqa: E402
-from pis_env.env import raw_env  # noqa: E402
-from pis_env.rules import Rules  # noqa: E402
-from train.batched_vec_env import AgentPolicy  # noqa: E402
+from agents.heuristic import HeuristicAgent, Params, state_action
+from agents.heuristic.batched import HeuristicPolicy
+from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy
+from pis_env.env import raw_env
+from pis_env.rules import Rules
+from train.batched_vec_env import AgentPolicy
 
 
 def agreement(rules: Rules, num_games: int, steps: int, heuristic_share: float, seed: int,

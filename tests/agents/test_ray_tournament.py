@@ -16,12 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import ray
 
-ray = pytest.importorskip("ray")
-
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.ray_backend import RaySession, RayUnavailableError, check_backend  # noqa: E402
-from agents.tournament import main, run_tournament  # noqa: E402
+from agents.greedy import GreedyAgent
+from agents.ray_backend import RaySession, RayUnavailableError, check_backend
+from agents.tournament import main, run_tournament
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,10 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-
-import agents  # noqa: E402
-from pis_env import raw_env  # noqa: E402
+import agents
+from pis_env import raw_env
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "shipped_positions.npz"
 #: model stem -> (players, the fixture's key of its recorded moves)

@@ -16,41 +16,52 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("numba")
-
-from agents.greedy.batched import GreedyPolicy  # noqa: E402
-from pis_env.batched import (  # noqa: E402
+from agents.greedy import greedy_action
+from agents.greedy.batched import GreedyPolicy
+from pis_env.batched import (
     REASON_NAMES,
     BatchedGame,
     RandomPolicy,
     uint8_scale,
 )
-from pis_env.batched import kernels as K  # noqa: E402
-from pis_env.cards import CARD_POINTS, JACKS, SUIT_MASKS, points_of  # noqa: E402
-from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError  # noqa: E402
-from pis_env.env import mask_array  # noqa: E402
-from pis_env.observation import ObservationEncoder  # noqa: E402
-from pis_env.rules import Rules  # noqa: E402
-from pis_env.scoring import deal_rewards  # noqa: E402
+from pis_env.batched import kernels as K
+from pis_env.cards import CARD_POINTS, JACKS, SUIT_MASKS, points_of
+from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError
+from pis_env.env import mask_array
+from pis_env.observation import ObservationEncoder
+from pis_env.rules import Rules
+from pis_env.scoring import deal_rewards
 
 
-class SyncedState(GameState):
-    """The reference engine whose reshuffles take the batched engine's new stock order
-    (randomness is the one thing the two engines do not share); it checks that the new
-    stock is exactly the pile without its top card."""
+class BatchedReshuffles:
+    """The reshuffle orders of one batched game, as the engine's scripted-reshuffle
+    mechanism reads them (``GameState(reshuffles=...)``, what a replay uses): the engine
+    runs its real reshuffle path (``_refill_stock``: the pile under its top card becomes
+    the stock, the given order checked against those cards) and only the random order
+    comes from the batched engine. The reference steps after the batched engine, so the
+    order asked for is the one the batched stock holds now, read in draw order (two
+    reshuffles in one step would leave only the second readable: the engine's check then
+    fails loudly)."""
 
-    __slots__ = ("sync",)
+    def __init__(self, game: BatchedGame, b: int):
+        self.game, self.b = game, b
 
-    def _refill_stock(self) -> bool:
-        if not self._reshuffle or len(self.pile) < 2:
-            return False
-        top = self.pile.pop()
-        new = self.sync()
-        assert sorted(new) == sorted(self.pile), "reshuffled stock != pile minus top"
-        self.stock = new[::-1]
-        self.pile = [top]
-        self.pile_mask = 1 << top
-        return True
+    def __len__(self) -> int:
+        return sys.maxsize  # every reshuffle the deal needs
+
+    def __getitem__(self, done: int) -> list[int]:
+        st = self.game.st[self.b]
+        return self.game.stock[self.b, :st[K.SLEN]].tolist()
+
+
+def reference_state(rules: Rules, deck: list, dealer: int, game: BatchedGame,
+                    b: int) -> GameState:
+    """The engine dealing ``deck`` from ``dealer``, reshuffling as batched game ``b``."""
+    state = GameState(rules, deck=deck, dealer=dealer,
+                      reshuffles=[[] for _ in range(rules.num_deals)])
+    # the constructor copies given orders into lists; these are read when needed
+    state._scripted = [BatchedReshuffles(game, b) for _ in range(rules.num_deals)]
+    return state
 
 
 def greedy_reference(state: GameState) -> int:
@@ -71,15 +82,11 @@ def greedy_reference(state: GameState) -> int:
     return DRAW if DRAW in legal else PASS
 
 
-try:  # the greedy agent, where it exists, must make the same choices
-    from agents.greedy import greedy_action as _agent_greedy
-
-    def greedy_expected(state: GameState) -> int:
-        expected = _agent_greedy(state.legal_actions(), state.hands[state.current])
-        assert expected == greedy_reference(state)
-        return expected
-except ImportError:  # pragma: no cover
-    greedy_expected = greedy_reference
+def greedy_expected(state: GameState) -> int:
+    """The greedy agent's choice, which must be the rule written plainly above."""
+    expected = greedy_action(state.legal_actions(), state.hands[state.current])
+    assert expected == greedy_reference(state)
+    return expected
 
 
 def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: float = 0.0,
@@ -96,15 +103,13 @@ def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: f
     game.reset(decks=decks, dealers=dealers)
     refs = []
     for b in range(num_games):
-        state = SyncedState(rules, deck=decks[b].tolist(), dealer=int(dealers[b]))
-        state.sync = (lambda b=b: game.stock[b, :game.st[b, K.SLEN]].tolist())
-        refs.append(state)
+        refs.append(reference_state(rules, decks[b].tolist(), int(dealers[b]), game, b))
     enc = ObservationEncoder(n, rules.num_deals)
     policy = RandomPolicy(num_games, seed=seed + 1)
     greedy = GreedyPolicy(num_games)
     use_greedy = rng.random(num_games) < greedy_share
     active = np.ones(num_games, dtype=bool)
-    stats = {"decisions": 0, "deals": 0, "reasons": {}}
+    stats = {"decisions": 0, "deals": 0, "reasons": {}, "reshuffles": 0}
 
     def compare_positions(games: np.ndarray, step: int) -> None:
         """Current player, mask, the current player's and one other seat's observation
@@ -164,6 +169,7 @@ def run_differential(rules: Rules, num_games: int, seed: int, *, illegal_rate: f
             stats["decisions"] += 1
             if ref.deal_over:
                 stats["deals"] += 1
+                stats["reshuffles"] += len(ref.deal_reshuffles[-1])
                 stats["reasons"][ref.end_reason] = stats["reasons"].get(ref.end_reason, 0) + 1
                 assert REASON_NAMES[result.reason[b]] == ref.end_reason, f"game {b}: reason"
                 assert result.charges[b].tolist() == ref.charges, f"game {b}: charges"
@@ -223,6 +229,8 @@ def test_differential(options, games):
     assert stats["deals"] >= games
     if options.get("max_turns") == 25:
         assert stats["reasons"].get("truncated", 0) > 0
+    if options.get("empty_stock") == "reshuffle":  # the engine's own reshuffles, compared
+        assert stats["reshuffles"] > 20
 
 
 def test_differential_illegal_actions_terminate():

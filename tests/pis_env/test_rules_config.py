@@ -221,7 +221,7 @@ def test_bad_option_in_a_file_names_the_file(tmp_path):
 
 
 def test_numpy_integers_are_plain_ints_in_the_rules():
-    np = pytest.importorskip("numpy")
+    import numpy as np
     rules = Rules(num_players=np.int64(3), num_deals=np.int32(2), max_turns=np.int16(40))
     assert rules == Rules(num_players=3, num_deals=2, max_turns=40)
     assert all(type(v) is int for v in (rules.num_players, rules.num_deals, rules.max_turns))

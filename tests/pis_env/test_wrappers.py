@@ -80,7 +80,7 @@ def test_bad_arguments():
 
 
 def test_maskable_ppo_smoke_run():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import sb3_contrib
     env = SingleAgentEnv(learner_seat=None, num_players=3)
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=0)
     model.learn(2048)

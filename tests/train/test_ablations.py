@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("sb3_contrib")
-
-from train import ablations  # noqa: E402
-from train.curves import main as curves_main  # noqa: E402
-from train.curves import training_curve  # noqa: E402
+from train import ablations
+from train.curves import main as curves_main
+from train.curves import training_curve
 
 TINY_BASE = """\
 n_envs: 2

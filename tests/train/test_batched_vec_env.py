@@ -7,21 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-pytest.importorskip("numba")
-pytest.importorskip("sb3_contrib")
-torch = pytest.importorskip("torch")
-
-from sb3_contrib import MaskablePPO  # noqa: E402
-from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
-from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
-from stable_baselines3.common.vec_env import VecEnv, VecNormalize  # noqa: E402
-
-from agents.greedy import GreedyAgent  # noqa: E402
-from pis_env.batched import kernels as K  # noqa: E402
-from pis_env.cards import points_of  # noqa: E402
-from pis_env.wrappers import SingleAgentEnv  # noqa: E402
-from train.batched_vec_env import (  # noqa: E402
+from agents.greedy import GreedyAgent
+from pis_env.batched import kernels as K
+from pis_env.cards import points_of
+from pis_env.wrappers import SingleAgentEnv
+from train.batched_vec_env import (
     AgentPolicy,
     BatchedVecEnv,
     TorchPolicy,
@@ -202,12 +198,8 @@ def test_rewards_and_observations_match_the_reference_env(options):
 
 
 def test_privileged_critic_features_match_train():
-    league_mod = pytest.importorskip("train.league")
-    if not hasattr(league_mod, "privileged_features"):
-        pytest.skip("train.league has no privileged critic features")
-    from train.batched_vec_env import privileged_size
+    from pis_env.privileged import privileged_features
 
-    assert privileged_size(3) == league_mod.privileged_size(3)
     assert run_reference_differential(48, seed=5, num_players=3, features=("obs", "mask"),
                                       skip_forced=True, privileged=True) > 30
     # reshuffled stocks too (rewritten from position 0; shuffled by the engine's own RNG,
@@ -219,7 +211,7 @@ def test_privileged_critic_features_match_train():
     reshuffled = 0
     for t in range(300):
         for b in range(32):
-            expected = league_mod.privileged_features(game.game_state(b), int(seats[b]))
+            expected = privileged_features(game.game_state(b), int(seats[b]))
             np.testing.assert_array_equal(obs[b, env.obs_size:], expected)
         reshuffled += int((game.st[:, K.SLEN] < 52).sum())
         obs, _, dones, infos = env.step(pick(env.action_masks(), t))
@@ -463,8 +455,9 @@ def test_make_league_vec_env_follows_the_league():
 
 
 def test_make_league_vec_env_with_the_real_league():
-    league_mod = pytest.importorskip("train.league")
-    league = league_mod.League({"random": 1.0, "heuristic": 1.0})
+    from train.league import League
+
+    league = League({"random": 1.0, "heuristic": 1.0})
     cfg = {"n_envs": 16, "rules": {"num_players": 3}, "skip_forced": False,
            "policy": {"features": ["obs"]}, "league": {"learner_seat": 0}}
     env = make_league_vec_env(cfg, league, seed=1)

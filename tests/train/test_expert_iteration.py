@@ -11,19 +11,15 @@ import numpy as np
 import pytest
 import yaml
 
-pytest.importorskip("torch")
-pytest.importorskip("sb3_contrib")
-pytest.importorskip("numba")
+import agents
+from agents.ppo import read_policy
+from pis_env import Rules, decode_observation
+from pis_env.cards import NUM_CARDS
+from train import expert_iteration as EI
+from train.config import ConfigError
+from train.ppo import run as ppo_run
 
-import agents  # noqa: E402
-from agents.ppo import read_policy  # noqa: E402
-from pis_env import Rules, decode_observation  # noqa: E402
-from pis_env.cards import NUM_CARDS  # noqa: E402
-from train import expert_iteration as EI  # noqa: E402
-from train.config import ConfigError  # noqa: E402
-from train.ppo import run as ppo_run  # noqa: E402
-
-from .test_train import play_deals, tiny_config  # noqa: E402
+from .test_train import play_deals, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY_2P = str(ROOT / "models" / "ppo_2p_v2.zip")
@@ -89,7 +85,7 @@ def test_labels_are_legal_and_the_positions_consistent():
 
 def test_ray_tasks_label_the_same_positions(tmp_path, monkeypatch):
     """An iteration's labels as Ray tasks equal the local ones (chunks of 2 games)."""
-    ray = pytest.importorskip("ray")
+    import ray
     monkeypatch.setattr(EI, "GAME_CHUNK", 2)
     cfg = ei_config(tmp_path, "games=4", "labeller.rollouts=8", f"init_policy={POLICY_2P}")
     ppo_cfg = EI.ppo_config(cfg)

@@ -10,15 +10,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import onnxruntime as ort
 import pytest
+import torch
 
-ort = pytest.importorskip("onnxruntime", reason="the web extra is not installed")
-torch = pytest.importorskip("torch")
-
-from agents import make  # noqa: E402
-from agents.ppo import read_policy  # noqa: E402
-from pis_env import raw_env  # noqa: E402
-from train.export import main  # noqa: E402
+from agents import make
+from agents.ppo import read_policy
+from pis_env import raw_env
+from train.export import main
 
 POLICY = "models/ppo_2p.zip"
 

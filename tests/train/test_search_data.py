@@ -40,7 +40,7 @@ def test_same_seed_same_data_for_any_split_and_pool():
 
 
 def test_ray_tasks_give_the_same_data():
-    ray = pytest.importorskip("ray")
+    import ray
     local = build_dataset(6, 1, RULES, labeller=LABELLER, workers=1, label_chunk=10)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:

@@ -15,17 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("sb3_contrib")
+import agents
+from agents.ppo import PolicyLoadError, read_policy
+from pis_env import raw_env
+from train import config as C
+from train.checkpoint import CheckpointError, latest_checkpoint
+from train.ppo import run
 
-import agents  # noqa: E402
-from agents.ppo import PolicyLoadError, read_policy  # noqa: E402
-from pis_env import raw_env  # noqa: E402
-from train import config as C  # noqa: E402
-from train.checkpoint import CheckpointError, latest_checkpoint  # noqa: E402
-from train.ppo import run  # noqa: E402
-
-from .conftest import chance_accuracy  # noqa: E402
+from .conftest import chance_accuracy
 
 ROOT = Path(__file__).resolve().parents[2]
 

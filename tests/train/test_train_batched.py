@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("numba")
-pytest.importorskip("sb3_contrib")
+from train import config as C
+from train.ppo import run
 
-from train import config as C  # noqa: E402
-from train.ppo import run  # noqa: E402
-
-from .test_train import TINY, play_deals  # noqa: E402
+from .test_train import TINY, play_deals
 
 
 def test_batched_training_run_saves_a_legal_policy(tmp_path):

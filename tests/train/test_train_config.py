@@ -13,13 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("omegaconf")
-pytest.importorskip("sb3_contrib")
+from train import config as C
+from train.ppo import load_run_config, main, run
 
-from train import config as C  # noqa: E402
-from train.ppo import load_run_config, main, run  # noqa: E402
-
-from .test_train import TINY, tiny_config  # noqa: E402
+from .test_train import TINY, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_CONFIG = ROOT / "tests" / "fixtures" / "run_config_before_omegaconf.yaml"

@@ -16,21 +16,18 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("sb3_contrib")
-
-import agents  # noqa: E402
-from agents.ppo import PolicyLoadError  # noqa: E402
-from agents.weights_file import UnverifiedFileWarning  # noqa: E402
-from train import config as C  # noqa: E402
-from train.checkpoint import (  # noqa: E402
+import agents
+from agents.ppo import PolicyLoadError
+from agents.weights_file import UnverifiedFileWarning
+from train import config as C
+from train.checkpoint import (
     CheckpointError,
     SkippedCheckpointWarning,
     latest_checkpoint,
 )
-from train.ppo import load_run_config, run  # noqa: E402
+from train.ppo import load_run_config, run
 
-from .test_train import StopAt, tiny_config  # noqa: E402
+from .test_train import StopAt, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_CLI = ["vec_env=dummy", "n_envs=2", "ppo.n_steps=256", "ppo.batch_size=256",

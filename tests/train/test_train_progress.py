@@ -8,12 +8,10 @@ import time
 
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from train.callbacks import Budget, Progress, clock
+from train.ppo import run
 
-from train.callbacks import Budget, Progress, clock  # noqa: E402
-from train.ppo import run  # noqa: E402
-
-from .test_train import tiny_config  # noqa: E402
+from .test_train import tiny_config
 
 
 def test_clock():
