@@ -1,6 +1,7 @@
 """Pis Yedili ("Dirty Seven"): rules engine and PettingZoo AEC environment.
 
-``pis_env.env(**options)`` is the AEC environment (also ``pis_env.pis_yedili_v0.env``);
+``pis_env.env(**options)`` is the AEC environment (also ``pis_env.pis_yedili_v0.env``, and
+``pettingzoo.make("aec", "pis_yedili/pis_yedili_v0")`` once ``pis_env`` is imported);
 ``pis_env.engine.GameState`` the pure rules engine; ``pis_env.decode_observation`` turns an
 observation vector back into named fields. Importing this package needs no torch.
 """
@@ -16,18 +17,32 @@ from .rules import Rules
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENV_NAME", "LAYOUT_VERSION", "NUM_ACTIONS", "GameState", "HistoryError",
+    "ENV_NAME", "LAYOUT_VERSION", "NUM_ACTIONS", "PETTINGZOO_ID", "GameState", "HistoryError",
     "IllegalActionError", "Rules",
     "action_name", "card_name", "decode_observation", "env", "parse_card", "pis_yedili_v0",
     "raw_env", "segment_table",
 ]
 
 
-def _register_gymnasium() -> None:
+#: The id of the AEC env in PettingZoo's registry: ``pettingzoo.make("aec", PETTINGZOO_ID)``.
+PETTINGZOO_ID = f"pis_yedili/{ENV_NAME}"
+
+
+def _register() -> None:
+    """Register the single-agent view with gymnasium (``gymnasium.make("PisYedili-v0")``)
+    and the AEC env with PettingZoo (``pettingzoo.make("aec", "pis_yedili/pis_yedili_v0")``;
+    its own namespace: ``classic/`` is PettingZoo's). Neither registry discovers plugins,
+    so the ids exist once ``pis_env`` is imported."""
     import gymnasium
+    import pettingzoo
+    from pettingzoo.env_registry.exceptions import PettingZooRegistryError
 
     if "PisYedili-v0" not in gymnasium.registry:
         gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv")
+    try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it
+        pettingzoo.spec("aec", PETTINGZOO_ID)
+    except PettingZooRegistryError:
+        pettingzoo.register("aec", PETTINGZOO_ID, entry_point="pis_env.env:env")
 
 
-_register_gymnasium()
+_register()

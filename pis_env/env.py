@@ -23,12 +23,25 @@ doubled on a Jack). `RULES.md` states every rule, decision and variant.
 
 ``pis_yedili_v0.env(num_players=2, draw_rule="free", seven_penalty="add",
 after_penalty="end_turn", nominate="any", opening="opener", empty_stock="end_deal",
-num_deals=1, max_turns=None, reward="points", illegal_action="raise", render_mode=None)``
+num_deals=1, max_turns=None, reward="points", illegal_action="raise", render_mode=None,
+render_view="current")``
 
 Every rules option is described in `RULES.md`; a bad key or value is a `ValueError` that
 names the allowed ones. `reset(seed=..., options={"deck": [...], "dealer": d})` deals a
 stacked deck (52 ids or names; `deck[0]` goes to the player left of the dealer) and/or sets
 the dealer; other option keys are ignored. A list of decks stacks the deals of a match.
+
+### Rendering
+
+`render_mode="rgb_array"`: `render()` returns the table as an `uint8[640, 960, 3]` picture
+(what gymnasium's and PettingZoo's `RecordVideo` and SB3's `VecVideoRecorder` record;
+drawn with Pillow, from the `agents` or `video` extra). `"ansi"` returns it as text,
+`"human"` prints that text after every step. `render_view` says whose table it is:
+`"current"` (default) the player to move, an agent name such as `"player_0"` that seat
+throughout, `"full"` every hand face up (replays, debugging). Except with `"full"`, a
+frame shows only what its seat may see: its own hand, the other hands as card backs,
+the pile, the stock and discard counts, the active suit, the pending sevens, the
+direction, whose turn it is, the suits each player drew on, and the charges at the end.
 
 ### Observation Space
 
@@ -93,6 +106,7 @@ position; a malformed or altered history raises `pis_env.history.HistoryError`.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -106,6 +120,17 @@ from .rules import Rules
 from .scoring import deal_rewards
 
 ENV_NAME = f"pis_yedili_v{LAYOUT_VERSION}"
+#: The values of ``render_mode`` besides None (the gymnasium view offers the same).
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` itself, or a ValueError naming the allowed values."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode={render_mode!r}: allowed values are None, "
+                         + ", ".join(map(repr, RENDER_MODES)))
+    return render_mode
+
 
 def mask_array(legal: int) -> np.ndarray:
     """A 58-bit legal-action integer as an int8[58] mask."""
@@ -140,23 +165,22 @@ class raw_env(AECEnv):
 
     metadata = {
         "name": ENV_NAME,
-        "render_modes": ["human", "ansi"],
+        "render_modes": list(RENDER_MODES),
         "is_parallelizable": False,
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, **options):
+    def __init__(self, render_mode: str | None = None, render_view: str = "current",
+                 **options: Any):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r}: allowed values are None, 'human', 'ansi'"
-            )
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.rules = Rules.from_options(**options)
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = []
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.render_view = render_view
+        self._check_render_view(render_view)
         self._encoder = ObservationEncoder(n, self.rules.num_deals)
         size = self._encoder.layout.size
         obs_space = spaces.Dict(
@@ -283,7 +307,22 @@ class raw_env(AECEnv):
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
-    def render(self):
+    def render(self) -> np.ndarray | str | None:
+        """The table in ``render_mode``: an ``uint8[H, W, 3]`` frame (``"rgb_array"``), a
+        text table (``"ansi"``), or that text printed (``"human"``, also after every step).
+
+        ``render_view`` chooses the seat: ``"current"`` (the player to move: only what
+        that seat may see), an agent name (that seat, every frame: a video of one
+        player's game), or ``"full"`` (every hand face up: replays and debugging)."""
+        if self.render_view == "full":
+            return self.render_seat(None, reveal=True)
+        if self.render_view == "current":
+            return self.render_seat(None)
+        return self.render_seat(self._agent_index[self.render_view])
+
+    def render_seat(self, seat: int | None, reveal: bool = False) -> np.ndarray | str | None:
+        """``render()`` drawn for ``seat`` (None: the player to move), hidden cards shown
+        only with ``reveal`` (the gymnasium view renders its learner's seat with this)."""
         if self.render_mode is None:
             import gymnasium
 
@@ -291,13 +330,20 @@ class raw_env(AECEnv):
             return None
         if self.game is None:
             raise RuntimeError("render() called before reset()")
-        from .render import render_table
+        from .render import render_frame, render_table
 
-        text = render_table(self.game)
+        if self.render_mode == "rgb_array":
+            return render_frame(self.game, seat, reveal=reveal)
+        text = render_table(self.game, seat, reveal=reveal)
         if self.render_mode == "ansi":
             return text
         print(text)
         return None
+
+    def _check_render_view(self, view: str) -> None:
+        if view not in ("current", "full") and view not in self._agent_index:
+            raise ValueError(f"render_view={view!r}: allowed values are 'current', 'full' "
+                             f"and the agent names {', '.join(self.possible_agents)}")
 
     def close(self):
         pass
@@ -311,12 +357,16 @@ class raw_env(AECEnv):
         return json.dumps(_history.record(self.game, self._forfeits))
 
     @classmethod
-    def from_history(cls, history: str | dict, render_mode: str | None = None) -> raw_env:
+    def from_history(cls, history: str | dict, render_mode: str | None = None,
+                     render_view: str = "current") -> raw_env:
         """A new env stepped through an exported history to its last position. A
         malformed or altered history, or one that is not a game of its rules, raises
-        ``pis_env.history.HistoryError`` (a ``ValueError``)."""
+        ``pis_env.history.HistoryError`` (a ``ValueError``). ``render_mode`` and
+        ``render_view`` as for the constructor (``render_view="full"`` shows every hand)."""
         *_, env_ = _history.replay(history, cls)
-        env_.render_mode = render_mode
+        env_.render_mode = check_render_mode(render_mode)
+        env_._check_render_view(render_view)
+        env_.render_view = render_view
         return env_
 
 

@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from .engine import NUM_ACTIONS, IllegalActionError
-from .env import raw_env
+from .env import RENDER_MODES, raw_env
 
 #: Values of ``SingleAgentEnv(opponent_illegal=...)``.
 OPPONENT_ILLEGAL = ("warn", "raise")
@@ -98,11 +98,14 @@ class SingleAgentEnv(gym.Env):
         opponent_illegal: what an opponent's illegal action does besides forfeiting the
             deal: ``"warn"`` (a ``RuntimeWarning`` the first time for each opponent) or
             ``"raise"`` (``pis_env.IllegalActionError``; the action is not played).
+        render_mode: ``None``, ``"rgb_array"`` (the table from the learner's seat as an
+            ``uint8[H, W, 3]`` frame: what ``RecordVideo`` and SB3's ``make_vec_env`` ask
+            for), ``"ansi"`` or ``"human"``.
         **options: rules options of ``pis_env.env`` (``illegal_action`` is forced to
-            ``"terminate"``), plus ``render_mode``.
+            ``"terminate"``).
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(
         self,
@@ -204,8 +207,13 @@ class SingleAgentEnv(gym.Env):
         """The engine state of the match being played (``raw_env``'s ``GameState``)."""
         return self.aec.game
 
-    def render(self):
-        return self.aec.render()
+    def render(self) -> np.ndarray | str | None:
+        """The table from the learner's seat, only what it may see (``render_mode``:
+        ``"rgb_array"`` an ``uint8[H, W, 3]`` frame, ``"ansi"`` text, ``"human"`` printed);
+        before the first ``reset`` there is no table to draw (a ``RuntimeError``)."""
+        if self.aec.game is None:
+            return self.aec.render_seat(None)  # its warning or error
+        return self.aec.render_seat(self._seat)
 
     # ------------------------------------------------------------------ internals
     def _play_opponents(self) -> None:

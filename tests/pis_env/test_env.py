@@ -392,7 +392,7 @@ def test_malformed_deck_and_dealer_and_unknown_option():
     with pytest.raises(ValueError, match="allowed values"):
         pis_env.env(draw_rule="sometimes")
     with pytest.raises(ValueError, match="render_mode"):
-        pis_env.env(render_mode="rgb_array")
+        pis_env.env(render_mode="rgb")
     env.reset(options={"deck": list(range(52)), "dealer": 1, "unknown": 1})  # ignored key
 
 
