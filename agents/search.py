@@ -49,7 +49,7 @@ from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, 
 from .mc import DEFAULT_HORIZON, choose_action
 from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 
-#: Rollouts per decision of the default bot (see README "Search and belief" for timing).
+#: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
 MODES = ("belief", "hints", "uniform")
 #: Who plays the moves of a rollout after the searched action (``rollout_policy``).

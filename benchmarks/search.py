@@ -2,7 +2,7 @@
 2 and 4 players, in one process.
 
     python -m benchmarks.search                      # a short run (under a minute)
-    python -m benchmarks.search --decks 20           # the README's figure
+    python -m benchmarks.search --decks 20           # the results page's figure
     python -m benchmarks.search --rollouts 256 --rollout-policy network
 
 Each table size plays ``--decks`` duplicate decks (``agents.tournament.deals``), every

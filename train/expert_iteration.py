@@ -21,7 +21,7 @@ Each iteration ``k`` (``iter_<k>/`` in the run directory):
    default, the search's move only where it beats the network's own choice by more than
    ``margin`` points, and the network's choice elsewhere: where the search is unsure it
    falls back on the heuristic, which the network already beats, so copying it there
-   teaches nothing (models/README.md has the measurements). ``label_games`` is a plain
+   teaches nothing (docs/results.md has the measurements). ``label_games`` is a plain
    function over a chunk of games that returns numpy arrays, run in this process, on every local
    core or as Ray tasks (``backend``, as ``train.search_data``); game ``g`` draws every
    random number from ``(seed, k, g)``, so the same seed gives the same ``data.npz`` on

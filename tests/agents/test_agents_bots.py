@@ -8,7 +8,7 @@
 * ``ObservedPosition`` rebuilds a state whose observation is the original observation;
 * a few hand-made positions check the heuristic's strategy rules.
 
-This file doubles as the measurement script for the README's numbers, e.g.::
+This file doubles as the measurement script for docs/results.md's numbers, e.g.::
 
     .venv/bin/python tests/agents/test_agents_bots.py mc heuristic --decks 500 --workers 2 \\
         --agent-a-kwargs '{"samples": 24, "rollouts": 2}'
