@@ -138,6 +138,40 @@ MUTANTS: list[Mutant] = [
              "test_differential[num_players=6-empty_stock=reshuffle-max_turns=300]",
         why="the numba kernels' reshuffle leaves the reshuffled cards in the pile",
     ),
+    Mutant(
+        name="checkpoint-wrong-layout-version",
+        file="train/checkpoint.py",
+        old='"layout_version": LAYOUT_VERSION,',
+        new='"layout_version": LAYOUT_VERSION + 1,',
+        test="tests/train/test_train.py::test_smoke_run_writes_everything",
+        why="checkpoints record an observation layout version other than the env's",
+    ),
+    Mutant(
+        name="long-config-wrong-table",
+        file="configs/ppo_4p_long.yaml",
+        old="extends: ppo_4p.yaml\n",
+        new="extends: ppo_2p.yaml\n",
+        test="tests/train/test_train.py::test_shipped_configs_resolve[ppo_4p_long.yaml]",
+        why="the 4-player long recipe builds a 2-player run",
+    ),
+    Mutant(
+        name="ei-config-wrong-table",
+        file="configs/expert_iteration_2p.yaml",
+        old="ppo_config: configs/ppo_2p.yaml\n",
+        new="ppo_config: configs/ppo_4p.yaml\n",
+        test="tests/train/test_train.py::"
+             "test_expert_iteration_configs_that_made_the_shipped_bots_resolve[2]",
+        why="the 2-player expert iteration trains each iteration at a 4-player table",
+    ),
+    Mutant(
+        name="ei-config-missing-init-policy",
+        file="configs/expert_iteration_4p.yaml",
+        old="init_policy: models/ppo_4p_v2.zip\n",
+        new="init_policy: models/ppo_4p_v9.zip\n",
+        test="tests/train/test_train.py::"
+             "test_expert_iteration_configs_that_made_the_shipped_bots_resolve[4]",
+        why="the 4-player expert iteration starts from a bot that is not shipped",
+    ),
     # ---- H2: one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",

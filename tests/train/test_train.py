@@ -18,6 +18,7 @@ import pytest
 import agents
 from agents.ppo import PolicyLoadError, read_policy
 from pis_env import raw_env
+from pis_env.observation import LAYOUT_VERSION, Layout
 from train import config as C
 from train.checkpoint import CheckpointError, latest_checkpoint
 from train.ppo import run
@@ -93,7 +94,8 @@ def test_smoke_run_writes_everything(trained_2p):
     assert saved["rules"]["num_players"] == 2  # the resolved rules are saved in full
     state = json.loads((latest_checkpoint(run_dir) / "state.json").read_text())
     assert state["num_timesteps"] == 2048
-    assert state["layout_version"] == 0 or isinstance(state["layout_version"], int)
+    assert state["layout_version"] == LAYOUT_VERSION  # what a resume checks against
+    assert state["layout_size"] == Layout.of(2).size
     assert state["rules"]["draw_rule"] == "free"
 
 
@@ -276,17 +278,31 @@ def test_overrides_and_files(tmp_path):
 @pytest.mark.parametrize("name", ["ppo_2p.yaml", "ppo_4p.yaml", "ppo_2p_long.yaml",
                                   "ppo_4p_long.yaml"])
 def test_shipped_configs_resolve(name):
-    path = ROOT / "configs" / name
-    if not path.exists():
-        pytest.skip(f"{name} not present")
-    C.build(path)
+    """Each shipped PPO config builds, for the table its name promises."""
+    cfg = C.build(ROOT / "configs" / name)
+    assert cfg["rules"]["num_players"] == int(name[len("ppo_")])
+    assert cfg["total_timesteps"] > 0 and cfg["n_envs"] >= 1
 
 
 def test_default_config_is_the_embedded_default():
-    path = ROOT / "configs" / "ppo_2p.yaml"
-    if not path.exists():
-        pytest.skip("configs/ppo_2p.yaml not present")
-    assert C.build(path) == C.build(None)
+    assert C.build(ROOT / "configs" / "ppo_2p.yaml") == C.build(None)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_expert_iteration_configs_that_made_the_shipped_bots_resolve(players):
+    """configs/expert_iteration_{2p,4p}.yaml (the recipe of models/ppo_{2p,4p}.zip) load
+    through expert iteration's config loader; the bot they start from exists and plays at
+    their table; each iteration's train stage resolves to a PPO config for that table."""
+    from train import expert_iteration as EI
+
+    cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{players}p.yaml")
+    assert cfg["iterations"] >= 1 and cfg["games"] >= 1
+    init = ROOT / cfg["init_policy"]
+    assert init.is_file(), init
+    assert read_policy(str(init))[0]["num_players"] == players
+    stage = EI.ppo_config(cfg)
+    assert stage["rules"]["num_players"] == players
+    assert stage["pretrain"]["epochs"] == cfg["ppo"]["pretrain"]["epochs"]  # overrides apply
 
 
 # ---------------------------------------------------------------------- file errors
