@@ -148,3 +148,22 @@ def test_the_site_builds_strict(tmp_path):
     assert "drew_on_suit" in (site / "environment/index.html").read_text(encoding="utf-8")
     assert "Gaps in the original text" in (site / "rules/index.html").read_text(
         encoding="utf-8")
+
+
+def test_the_decode_table_of_the_environment_page_names_every_key():
+    """docs/environment.md's table of ``decode_observation`` keys is the contract code
+    outside the project reads: it names exactly the keys the function returns, in a deal
+    and in a match (where ``deal`` and ``scores`` join)."""
+    import pis_env
+
+    text = (ROOT / "docs" / "environment.md").read_text(encoding="utf-8")
+    section = text.split("## Decoding an observation", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"^\| `(\w+)` \|", section, re.MULTILINE)
+    match_only = {"deal", "scores"}
+    for num_deals in (1, 3):
+        env = pis_env.env(num_players=3, num_deals=num_deals)
+        env.reset(seed=0)
+        vector = env.observe(env.agent_selection)["observation"]
+        keys = set(pis_env.decode_observation(vector, 3, num_deals))
+        expected = set(documented) - (match_only if num_deals == 1 else set())
+        assert keys == expected, num_deals
