@@ -1,13 +1,21 @@
 """Replays of exported histories: every position of a match, to step through.
 
 A history is loaded with ``raw_env.from_history`` and nothing else: the env class given
-to it is a subclass of ``raw_env`` whose ``step`` keeps a copy of the position after each
-move. So the positions are the ones the env itself reaches (its checks, digests and
-reshuffle orders included), and this module never reads the history's fields.
+to it is a subclass of ``raw_env`` whose ``step`` notes each move. So the positions are
+the ones the env itself reaches (its checks, digests and reshuffle orders included), and
+this module never reads the history's fields.
 
 Frames: the deal's first position, then the position after each move. A move that ends a
 deal of a match gets a frame of the finished deal (charges, every hand) before the next
 deal's first position.
+
+Memory is linear in the history's length with a small constant, not quadratic: a frame
+keeps who moved, the move and its sentence (about 200 bytes); a copy of the position is
+kept only every ``SNAPSHOT_EVERY`` frames, and frame ``k`` is rebuilt from the snapshot at
+or before it by applying at most ``SNAPSHOT_EVERY - 1`` moves (``GameState.copy`` shares
+the action history, so a snapshot costs the same at move 10 or 10,000). A replay has at
+most ``MAX_REPLAY_ACTIONS`` moves, and ``ReplayStore`` keeps at most ``max_frames``
+frames over all its replays.
 """
 
 from __future__ import annotations
@@ -26,51 +34,76 @@ from .policy import PolicyView
 from .tables import WebError
 from .views import position
 
-#: Largest history text accepted (a 1000-turn reshuffle match is far smaller).
+#: Largest history text accepted (the server's body limit is usually smaller).
 MAX_HISTORY_BYTES = 20_000_000
+#: Most moves in one replay: 50 deals of 2,000 turns.
+MAX_REPLAY_ACTIONS = 100_000
+#: A copy of the position every this many frames; others are rebuilt from the last one.
+SNAPSHOT_EVERY = 64
+
+MOVE, DEAL = "move", "deal"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Frame:
-    game: GameState
-    seat: int | None = None  # who moved into this position, and how
+    kind: str  # MOVE: ``action`` by ``seat`` led here; DEAL: a new deal was dealt
+    seat: int | None = None
     action: int | None = None
     text: str = ""
 
 
+def _rebuild(game: GameState, frame: Frame) -> None:
+    """Step ``game`` (a copy of the previous frame's position) into ``frame``'s."""
+    if frame.kind == DEAL:
+        game.next_deal()
+        return
+    try:
+        game.apply(frame.action)
+    except IllegalActionError:  # the forfeit of illegal_action="terminate"
+        game.forfeit(frame.seat)
+
+
 class _RecordingEnv(raw_env):
-    """``raw_env`` that keeps a ``Frame`` per position while ``from_history`` steps it."""
+    """``raw_env`` that notes a ``Frame`` per position while ``from_history`` steps it,
+    and keeps a snapshot of the position every ``SNAPSHOT_EVERY`` frames."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frames: list[Frame] = []
+        self.snapshots: dict[int, GameState] = {}
+        self._moves = 0
+
+    def _note(self, frame: Frame, game: GameState) -> None:
+        if len(self.frames) % SNAPSHOT_EVERY == 0:
+            self.snapshots[len(self.frames)] = game.copy()
+        self.frames.append(frame)
 
     def step(self, action):
         game = self.game
         if game is None or game.deal_over:
             return super().step(action)
+        self._moves += 1
+        if self._moves > MAX_REPLAY_ACTIONS:
+            raise WebError(413, f"history too long: more than {MAX_REPLAY_ACTIONS} moves")
         before = game.copy()
         if not self.frames:
-            self.frames.append(Frame(before.copy(), text="the deal starts"))
+            self._note(Frame(DEAL, text="the deal starts"), before)
         seat, deal = game.current, game.deal_index
         super().step(action)
         game = self.game
         if game.deal_index == deal:
-            after = game.copy()
+            after = game
         else:  # the env dealt the next deal at once: rebuild the finished position
             after = before.copy()
-            try:
-                after.apply(action)
-            except IllegalActionError:
-                after.forfeit(seat)
+            _rebuild(after, Frame(MOVE, seat, int(action)))
         names = [f"player_{i}" for i in range(game.num_players)]
         if after.end_reason == "illegal":
             text = f"player_{seat} made an illegal move ({int(action)}) and forfeits"
         else:
             text = describe(before, after, seat, int(action), names, -1)
-        self.frames.append(Frame(after, seat, int(action), text))
+        self._note(Frame(MOVE, seat, int(action), text), after)
         if game.deal_index != deal:
-            self.frames.append(Frame(game.copy(), text=f"deal {game.deal_index + 1} starts"))
+            self._note(Frame(DEAL, text=f"deal {game.deal_index + 1} starts"), game)
 
 
 class Replay:
@@ -84,11 +117,16 @@ class Replay:
             env = _RecordingEnv.from_history(history)
         except json.JSONDecodeError as e:
             raise WebError(400, f"not a history: the file is not valid JSON ({e})") from None
+        except RecursionError:
+            raise WebError(400, "not a replayable history: nested too deeply") from None
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             why = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
             raise WebError(400, f"not a replayable history: {why}") from None
-        frames = env.frames or [Frame(env.game.copy(), text="the deal starts")]
-        self.frames = frames
+        if not env.frames:
+            env._note(Frame(DEAL, text="the deal starts"), env.game)
+        self.frames = env.frames
+        self.snapshots = env.snapshots
+        self._last: tuple[int, GameState] | None = None  # the last frame rebuilt
         self.id = secrets.token_urlsafe(12)
         game = env.game
         self.num_players = game.num_players
@@ -104,7 +142,7 @@ class Replay:
             "frames": len(self.frames),
             "names": self.names,
             "rules": self.rules,
-            "moves": [{"frame": k, "seat": f.seat, "text": f.text}
+            "moves": [{"frame": k, "seat": f.seat if f.kind == MOVE else None, "text": f.text}
                       for k, f in enumerate(self.frames)],
             "policy": self.policy.spec if self.policy else None,
         }
@@ -118,14 +156,29 @@ class Replay:
                                 f"0..{len(self.frames) - 1}")
         seat = _seat_of(view, self.num_players)
         frame = self.frames[k]
-        game = frame.game
+        game = self.position_at(k)
+        following = self.frames[k + 1] if k + 1 < len(self.frames) else None
         out = {"index": k, "count": len(self.frames), "view": view, "text": frame.text,
                "mover": frame.seat, "action": frame.action,
-               "next": self.frames[k + 1].action if k + 1 < len(self.frames) else None,
+               "next": following.action if following is not None else None,
                "position": position(game, seat, self.names), "policy": None}
         if with_policy:
             out["policy"] = self._policy(game, seat)
         return out
+
+    def position_at(self, k: int) -> GameState:
+        """Frame ``k``'s position (a copy of its own): from the snapshot at or before it,
+        or from the last frame rebuilt when that is closer, stepping the moves between."""
+        start = k - k % SNAPSHOT_EVERY
+        last = self._last
+        if last is not None and start <= last[0] <= k:
+            start, game = last[0], last[1].copy()
+        else:
+            game = self.snapshots[start].copy()
+        for j in range(start + 1, k + 1):
+            _rebuild(game, self.frames[j])
+        self._last = (k, game.copy())
+        return game
 
     def _policy(self, game: GameState, seat: int | None) -> dict | None:
         if self.policy is None:
@@ -152,20 +205,27 @@ def _seat_of(view: str, num_players: int) -> int | None:
 
 
 class ReplayStore:
-    """Loaded replays, in memory, the least recently used dropped past ``max_replays``."""
+    """Loaded replays, in memory, the least recently used dropped past ``max_replays``
+    replays or ``max_frames`` frames over all of them (the newest is always kept)."""
 
-    def __init__(self, policy_views: list[PolicyView], max_replays: int = 50):
+    def __init__(self, policy_views: list[PolicyView], max_replays: int = 50,
+                 max_frames: int = 500_000):
         self.policy_views = policy_views
         self.max_replays = max_replays
+        self.max_frames = max_frames
         self._replays: OrderedDict[str, Replay] = OrderedDict()
+        self._frames = 0
         self._lock = threading.Lock()
 
     def load(self, history: str) -> Replay:
         replay = Replay(history, self.policy_views)
         with self._lock:
             self._replays[replay.id] = replay
-            while len(self._replays) > self.max_replays:
-                self._replays.popitem(last=False)
+            self._frames += len(replay.frames)
+            while len(self._replays) > 1 and (len(self._replays) > self.max_replays
+                                              or self._frames > self.max_frames):
+                _, old = self._replays.popitem(last=False)
+                self._frames -= len(old.frames)
         return replay
 
     def get(self, replay_id: str) -> Replay:

@@ -2,36 +2,48 @@
 
 The person sits at seat 0 (``player_0``); bots fill the other seats. A session owns its
 ``raw_env`` and advances it one decision per request: the person's move (checked against
-the env's mask), or one bot move (the page asks for those one at a time, with its delay
-between them, so that a person can follow). When a deal ends the session pauses on the
-finished position (charges, winner, every hand) until the page asks for the next deal.
+the env's mask), or one bot move. A bot move is *started* by a request and made in a bot
+lane (``bots``), off the request path; until it is in, the game's status is
+``bot_thinking`` and the page polls. When a deal ends the session pauses on the finished
+position (charges, winner, every hand) until the page asks for the next deal.
 
 Every request that changes a game names the version (the number of moves) it has seen;
 a request made from an older view is refused with ``409`` and changes nothing, so a
 double click or a second tab cannot play a move twice. Bad requests raise ``WebError``
 with the HTTP status and a message for the page.
+
+What a game's state holds is what seat 0 may see: no seed, no deck, no bot's hand, and a
+bot's policy (its probabilities over its legal moves, which name cards in its hand) only
+when the operator chose to show it (``TableConfig.show_bot_policy``). The exported
+history (every deck) is handed out once the match is over.
 """
 
 from __future__ import annotations
 
+import logging
+import pickle
 import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from pis_env import Rules, raw_env
 from pis_env.engine import NUM_ACTIONS, GameState, action_name
 
-from .. import make_for_table
 from ..play import describe
+from .bots import BotError, BotWorkers, Busy, Lane
 from .policy import PolicyView
 from .views import move_label, position
 
+log = logging.getLogger(__name__)
+
 #: The seat of the person at the table.
 YOU = 0
+#: What a game weighs besides its bots: the env, its move log and its views (a generous
+#: round figure: a 1000-turn match's log is about 150 KiB, a one-deal game's 10 KiB).
+GAME_BYTES = 64 * 1024
 
 
 class WebError(Exception):
@@ -46,7 +58,8 @@ class WebError(Exception):
 @dataclass(frozen=True)
 class TableConfig:
     """What the server's command line fixed: the rules, the default lineup of bots (one
-    spec per other seat), the specs a new game may choose from, the seed and the delay."""
+    spec per other seat), the specs a new game may choose from, the seed, the delay, the
+    limits on games kept, and whether a ppo bot's policy is shown during play."""
 
     rules: Rules
     bots: tuple[str, ...]
@@ -54,6 +67,10 @@ class TableConfig:
     seed: int | None = None
     delay_ms: int = 600
     max_games: int = 200
+    max_memory_mb: float = 256.0
+    show_bot_policy: bool = False
+    bot_workers: int = 0
+    move_time_limit: float = 30.0
 
     def __post_init__(self):
         n = self.rules.num_players
@@ -70,21 +87,32 @@ def names_for(bots) -> list[str]:
     return ["You"] + [b if counts[b] == 1 else f"{b} #{i}" for i, b in enumerate(bots, start=1)]
 
 
+def bot_bytes(agent) -> int:
+    """What one copy of a bot weighs, for the memory cap: its pickled size (a game's bot
+    is a deep copy of the prototype; the pickle counts its arrays and tensors, which a
+    Python allocation tracer does not see). Measured once per spec at start-up."""
+    return len(pickle.dumps(agent, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 @dataclass
 class GameSession:
-    """One game: the env, its bots, the move log and the pause at a deal's end."""
+    """One game: the env, where its bots think, the move log and the pause at a deal's
+    end."""
 
     id: str
     config: TableConfig
     bots: tuple[str, ...]
-    seed: int
     env: raw_env
-    agents: dict[int, Any]
+    lane: Lane
+    generation: int
     views: dict[int, PolicyView]
     names: list[str]
+    weight: int = 0
     log: list[dict] = field(default_factory=list)
     finished: GameState | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    thinking: int | None = None  # the seat whose move is being made in a bot lane
+    broken: str | None = None  # why the game cannot go on (its bots were lost)
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
     # ------------------------------------------------------------------ views
     @property
@@ -92,10 +120,15 @@ class GameSession:
         return len(self.log)
 
     def status(self) -> str:
-        """``"your_turn"``, ``"bot_turn"``, ``"deal_over"`` (next deal to start) or
-        ``"match_over"``."""
+        """``"your_turn"``, ``"bot_turn"`` (ask for the bot's move), ``"bot_thinking"``
+        (poll), ``"deal_over"`` (next deal to start), ``"match_over"`` or ``"broken"``
+        (``error`` says why; start a new game)."""
+        if self.broken is not None:
+            return "broken"
         if self.finished is not None:
             return "match_over" if self.finished.match_over else "deal_over"
+        if self.thinking is not None:
+            return "bot_thinking"
         return "your_turn" if self.env.game.current == YOU else "bot_turn"
 
     def state(self) -> dict:
@@ -111,7 +144,7 @@ class GameSession:
             "id": self.id,
             "version": self.version,
             "status": status,
-            "seed": self.seed,
+            "error": self.broken,
             "bots": list(self.bots),
             "position": position(game, YOU, self.names),
             "legal": legal,
@@ -142,38 +175,77 @@ class GameSession:
         self._step(YOU, action, None)
 
     def advance(self, version: int | None) -> None:
-        """One bot move; refused when it is the person's turn or the deal is over."""
+        """Start one bot move in the game's lane; refused when it is the person's turn, a
+        bot is already thinking or the deal is over. The move is applied when the lane
+        answers (``_bot_moved``); the page polls the game until then."""
         self._check_version(version)
         status = self.status()
         if status != "bot_turn":
             raise WebError(409, self._not_now(status))
+        if self.lane.generation != self.generation:
+            self._break("this game's bots were lost when their worker was restarted (a bot "
+                        "ran past the move time limit): start a new game")
+            raise WebError(409, self.broken)
         seat = self.env.game.current
         obs = self.env.observe(self.env.possible_agents[seat])
-        thought = None
-        if seat in self.views:
-            thought = self.views[seat].decision(self.env.game, seat, obs)
-        action = int(self.agents[seat].act(obs))
-        if thought is not None:
-            thought["chosen"] = action
-        self._step(seat, action, thought)
+        try:
+            future = self.lane.submit("act", self.id, seat, obs)
+        except Busy as e:
+            raise WebError(503, str(e)) from None
+        self.thinking = seat
+        future.add_done_callback(lambda f: self._bot_moved(f, seat, obs, version))
+
+    def _bot_moved(self, future, seat: int, obs: dict, version: int | None) -> None:
+        with self.lock:
+            if self.thinking != seat or self.broken is not None:
+                return
+            self.thinking = None
+            error = future.exception()
+            if error is not None:
+                if not isinstance(error, BotError):
+                    log.error("game %s: bot at seat %d failed", self.id, seat,
+                              exc_info=error)
+                self._break(str(error) if isinstance(error, BotError)
+                            else "the bot failed (see the server's log): start a new game")
+                return
+            action = int(future.result())
+            thought = None
+            if self.config.show_bot_policy and seat in self.views:
+                thought = self.views[seat].decision(self.env.game, seat, obs)
+                thought["chosen"] = action
+            try:
+                self._step(seat, action, thought)
+            except ValueError as e:  # an illegal bot move: a bug in the bot
+                log.error("game %s: bot at seat %d played %d: %s", self.id, seat, action, e)
+                self._break(f"the bot at seat {seat} played an illegal move: start a new game")
 
     def next_deal(self, version: int | None) -> None:
         self._check_version(version)
         status = self.status()
         if status != "deal_over":
             raise WebError(409, "the match is over: start a new game" if status == "match_over"
-                           else "the deal is still being played")
+                           else self._not_now(status))
         self.finished = None
-        for agent in self.agents.values():
-            agent.reset()
+        try:
+            self.lane.submit("reset", self.id)
+        except Busy as e:
+            raise WebError(503, str(e)) from None
+
+    def _break(self, why: str) -> None:
+        self.broken = why
+        self.thinking = None
 
     def _not_now(self, status: str) -> str:
+        if status == "broken":
+            return self.broken
         if status == "deal_over":
             return "the deal is over: start the next deal first"
         if status == "match_over":
             return "the game is over: start a new game"
         if status == "your_turn":
             return "it is your turn: the bots wait for your move"
+        if status == "bot_thinking":
+            return f"{self.names[self.thinking]} is thinking: wait for its move"
         return f"it is not your turn: {self.names[self.env.game.current]} moves next"
 
     def _step(self, seat: int, action: int, thought: dict | None) -> None:
@@ -192,20 +264,33 @@ class GameSession:
             self.finished = after
 
     def history(self) -> str:
-        """The game so far as ``export_history()`` JSON (the replay view loads it)."""
+        """The whole match as ``export_history()`` JSON (the replay view loads it): only
+        once it is over, since it holds every deck."""
+        if self.status() != "match_over":
+            raise WebError(409, "the history (every deck and hand) is available once the game "
+                                "is over")
         return self.env.export_history()
 
 
 class GameStore:
-    """The games of one server, in memory; the least recently used go first when more
-    than ``config.max_games`` are open."""
+    """The games of one server, in memory. Past ``config.max_games`` games, or past
+    ``config.max_memory_mb`` of their weight (``GAME_BYTES`` plus each bot's
+    ``bot_bytes``), the least recently used go first."""
 
-    def __init__(self, config: TableConfig, policy_views: dict[str, PolicyView]):
+    def __init__(self, config: TableConfig, workers: BotWorkers,
+                 policy_views: dict[str, PolicyView], bot_weights: dict[str, int]):
         self.config = config
+        self.workers = workers
         self.policy_views = policy_views
+        self.bot_weights = bot_weights
+        self.budget = int(config.max_memory_mb * 2**20)
         self._games: OrderedDict[str, GameSession] = OrderedDict()
         self._lock = threading.Lock()
         self._count = 0
+        self._weight = 0
+
+    def weight_of(self, bots) -> int:
+        return GAME_BYTES + sum(self.bot_weights[b] for b in bots)
 
     def create(self, bots: list[str] | None = None, deck: list | None = None,
                dealer: int | None = None, seed: int | None = None) -> GameSession:
@@ -219,6 +304,10 @@ class GameStore:
             if b not in cfg.offered:
                 raise WebError(400, f"bot {b!r} is not offered by this server; offered: "
                                     + ", ".join(cfg.offered))
+        weight = self.weight_of(bots)
+        if weight > self.budget:
+            raise WebError(400, f"a game with these bots weighs {weight / 2**20:.1f} MiB, more "
+                                f"than this server's --max-memory-mb {cfg.max_memory_mb:g}")
         with self._lock:
             self._count += 1
             count = self._count
@@ -235,25 +324,50 @@ class GameStore:
             env.reset(seed=seed, options=options)
         except (ValueError, TypeError) as e:
             raise WebError(400, f"bad deck or dealer: {e}") from None
-        rules = cfg.rules.to_dict()
-        agents = {seat: make_for_table(spec, rules, seed=seed * 7 + seat)
-                  for seat, spec in enumerate(bots, start=1)}
+        game_id = secrets.token_urlsafe(12)
+        lane = self.workers.assign()
+        try:
+            lane.submit("open", game_id, {seat: (spec, seed * 7 + seat)
+                                          for seat, spec in enumerate(bots, start=1)})
+        except Busy as e:
+            self.workers.release(lane)
+            raise WebError(503, str(e)) from None
         views = {seat: self.policy_views[spec] for seat, spec in enumerate(bots, start=1)
                  if spec in self.policy_views}
-        session = GameSession(id=secrets.token_urlsafe(12), config=cfg, bots=bots, seed=seed,
-                              env=env, agents=agents, views=views, names=names_for(bots))
+        session = GameSession(id=game_id, config=cfg, bots=bots, env=env, lane=lane,
+                              generation=lane.generation, views=views, names=names_for(bots),
+                              weight=weight)
         with self._lock:
             self._games[session.id] = session
-            while len(self._games) > cfg.max_games:
-                self._games.popitem(last=False)
+            self._weight += weight
+            while len(self._games) > cfg.max_games or self._weight > self.budget:
+                _, old = self._games.popitem(last=False)
+                self._drop(old)
         return session
+
+    def _drop(self, session: GameSession) -> None:
+        self._weight -= session.weight
+        self.workers.release(session.lane)
+        try:
+            session.lane.submit("close", session.id)
+        except Busy:  # the lane is full: its bots go when the worker is next restarted
+            log.warning("game %s evicted while its bot lane was full", session.id)
+
+    @property
+    def weight(self) -> int:
+        """The weight of the games kept, in bytes."""
+        return self._weight
+
+    def __len__(self) -> int:
+        return len(self._games)
 
     def get(self, game_id: str) -> GameSession:
         with self._lock:
             session = self._games.get(game_id)
             if session is None:
                 raise WebError(404, f"unknown game {game_id!r}: it has expired (this server "
-                                    f"keeps its {self.config.max_games} most recent games) or "
-                                    "the server was restarted; start a new game")
+                                    f"keeps its most recent games, up to {self.config.max_games}"
+                                    f" and {self.config.max_memory_mb:g} MiB) or the server "
+                                    "was restarted; start a new game")
             self._games.move_to_end(game_id)
             return session

@@ -1,9 +1,13 @@
 """The browser table in a real browser: Debian's headless Chromium through Selenium.
 
 The server runs in a thread on a free 127.0.0.1 port; the page is clicked like a person
-would. Every check compares what the DOM shows with the engine (replayed from the game's
-exported history) or with ``agents.ppo``. Screenshots go to ``$PIS_WEB_ARTIFACTS``
-(default ``runs/test-artifacts/web``); the folder is printed at the end of the run.
+would. What the DOM showed during a game is compared, once the game is over, with the
+independent reference rules (``tests/pis_env/reference_rules.py``) in the positions its
+exported history reaches, and the policy panel with the ONNX export of the policy run by
+onnxruntime (not ``agents.ppo``'s forward pass). The page runs under the server's content
+security policy: a violation in the browser's console fails the run. Screenshots go to
+``$PIS_WEB_ARTIFACTS`` (default ``runs/test-artifacts/web``); the folder is printed at the
+end of the run.
 
 A missing browser is a failure that says how to install it, never a silent skip:
 ``apt-get install -y chromium chromium-driver``.
@@ -23,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make
 from pis_env import card_name, raw_env
+from tests.agents.test_web_api import live_positions
+from tests.pis_env import reference_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("PIS_WEB_ARTIFACTS", ROOT / "runs" / "test-artifacts" / "web"))
@@ -54,16 +59,15 @@ def server():
     try:
         import uvicorn
 
-        from agents.web.app import create_app
-        from agents.web.server import build, build_parser
+        from agents.web.server import app_from_args, build_parser
     except ImportError as e:
         pytest.fail(f"{e}: {INSTALL}", pytrace=False)
-    config, views = build(build_parser().parse_args(
-        ["--allow", f"random,{PPO}", "--seed", "0", "--delay", "0"]))
-    app = create_app(config, views)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    app = app_from_args(build_parser().parse_args(
+        ["--allow", f"random,{PPO}", "--seed", "0", "--delay", "0", "--bot-workers", "0",
+         "--show-bot-policy", "--port", str(port)]))
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -89,6 +93,7 @@ def browser():
     profile = tempfile.mkdtemp(prefix="pis-chromium-")
     for flag in FLAGS + [f"--user-data-dir={profile}"]:
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations
     driver = webdriver.Chrome(options=options, service=Service(driver_path))
     driver.set_page_load_timeout(30)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -174,6 +179,19 @@ def choose(legal: list[int]) -> int:
 HAND = [0, 1, 3, 35, 14, 46, 24]  # 2♣ 3♣ 5♣ J♥ 3♦ 9♠ K♦
 
 
+def hold_bots(driver) -> None:
+    """Make the page's next bot move wait until ``release_bots``: its ``advance`` only
+    marks that the page asked (``data-held``), so a test reads the page in between on a
+    condition, not a delay."""
+    driver.execute_script("window.realAdvance = advance; delete document.body.dataset.held;"
+                          "advance = () => { document.body.dataset.held = '1'; };")
+
+
+def release_bots(driver) -> None:
+    driver.execute_script("advance = window.realAdvance; delete document.body.dataset.held;"
+                          "advance();")
+
+
 def test_a_whole_deal_by_clicking(server, browser, capsys):
     base, _ = server
     deck = stacked_deck(HAND, seed=4)
@@ -185,44 +203,55 @@ def test_a_whole_deal_by_clicking(server, browser, capsys):
         "red" if c // 13 in (1, 2) else "black" for c in sorted(HAND)]
     game_id = data["game"]
     nominated = False
-    steps = 0
+    shown = {}  # version -> (clickable, hand, top, stock text): checked at the end
     while data["status"] == "your_turn":
-        env = raw_env.from_history(history(base, game_id))
-        legal = np.flatnonzero(env.observe("player_0")["action_mask"]).tolist()
-        assert clickable(browser) == legal, f"step {steps}"
-        assert [e.text for e in css(browser, "#hand .card")] == [
-            card_name(c, unicode=True) for c in range(52) if env.game.hands[0] >> c & 1]
-        top = env.game.top
-        assert css(browser, "#top .card")[0].text == (card_name(top, unicode=True)
-                                                      if top >= 0 else "none yet")
-        assert f"Stock: {len(env.game.stock)} cards" in css(browser, "#stock")[0].text
-        action = choose(legal)
-        if env.game.phase_name == "nominate":
-            # slow the bot down so the page can be read before it replies
-            browser.execute_script("const d = document.querySelector('#delay');"
-                                   "d.value = 2000; d.dispatchEvent(new Event('input'));")
-            action = 54  # hearts
+        version = int(data["version"])
+        legal = clickable(browser)
+        top = css(browser, "#top .card")[0].text
+        shown[version] = (legal, [e.text for e in css(browser, "#hand .card")], top,
+                          css(browser, "#stock")[0].text)
+        assert not css(browser, "#to-replay")[0].is_displayed()  # not while a deal is live
+        assert not css(browser, "#download")[0].is_displayed()
+        nominate = [a for a in legal if 52 <= a < 56]
+        action = 54 if nominate else choose(legal)
+        if action == 54:
+            hold_bots(browser)
         css(browser, f"#play-view button[data-action='{action}']")[0].click()
         if action == 54:
-            wait(browser, lambda d: "hearts" in css(d, "#active-suit")[0].text
-                 and "named ♥ hearts" in css(d, "#log")[0].text, "the nomination")
+            wait(browser, lambda d: d.execute_script("return document.body.dataset.held"),
+                 "the page to ask for the bot's move")
+            assert "hearts" in css(browser, "#active-suit")[0].text
+            assert "named ♥ hearts" in css(browser, "#log")[0].text
             assert "to move" in css(browser, "#turn")[0].text
-            browser.execute_script("const d = document.querySelector('#delay');"
-                                   "d.value = 0; d.dispatchEvent(new Event('input'));")
+            release_bots(browser)
             nominated = True
-        if steps == 2:
+        if len(shown) == 3:
             screenshot(browser, "table-mid-deal.png", capsys)
-        data = settled(browser, int(data["version"]))
-        steps += 1
+        data = settled(browser, version)
     assert nominated, "the deal ended before a Jack could be played"
     assert data["status"] == "match_over"
-    env = raw_env.from_history(history(base, game_id))
+    text = history(base, game_id)
+    positions = live_positions(text)
+    for version, (legal, hand, top, stock) in shown.items():
+        game = positions[version]
+        assert game.current == 0
+        assert legal == sorted(reference_rules.legal_actions(game)), version
+        assert hand == [card_name(c, unicode=True) for c in reference_rules.hand_cards(
+            game.hands[0])]
+        assert top == (card_name(game.top, unicode=True) if game.top >= 0 else "none yet")
+        assert f"Stock: {len(game.stock)} cards" in stock
+    env = raw_env.from_history(text)
     charges = [int(td.text) for td in css(browser, "#result td.charge")]
     assert charges == env.game.charges
     verdict = css(browser, "#verdict")[0].text
     assert verdict == ("You win the deal!" if env.game.winners[0] else "The deal is lost.")
     assert clickable(browser) == []
     screenshot(browser, "table-deal-over.png", capsys)
+    # the game is over: now its history may be replayed
+    css(browser, "#to-replay")[0].click()
+    wait(browser, lambda d: css(d, "#rp-pos")[0].text == f"position 0 of {len(positions) - 1}",
+         "the replay of the game")
+    css(browser, "#tab-play")[0].click()
 
 
 def test_bad_input_shows_a_message_and_changes_nothing(server, browser):
@@ -319,7 +348,29 @@ def _snapshots(text):
 
 
 # ---------------------------------------------------------------------- policy
-def test_policy_view_shows_agents_ppo_probabilities(server, browser, capsys):
+@pytest.fixture(scope="module")
+def onnx_actor(tmp_path_factory):
+    """The shipped policy's actor as ONNX, run by onnxruntime: independent of
+    ``agents.ppo``'s forward pass."""
+    import onnxruntime as ort
+
+    from train.export import export_onnx
+
+    out = export_onnx("models/ppo_2p.zip", tmp_path_factory.mktemp("onnx") / "ppo_2p.onnx")
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+
+    def probabilities(observation: dict) -> np.ndarray:
+        mask = observation["action_mask"].astype(np.float32)[None]
+        (logits,) = session.run(["logits"], {
+            "observation": observation["observation"].astype(np.float32)[None],
+            "action_mask": mask})
+        z = np.where(mask[0] > 0, logits[0].astype(np.float64), -np.inf)
+        p = np.exp(z - z.max())
+        return p / p.sum()
+    return probabilities
+
+
+def test_policy_view_shows_the_policys_probabilities(server, browser, capsys, onnx_actor):
     from selenium.webdriver.support.ui import Select
 
     base, _ = server
@@ -331,35 +382,53 @@ def test_policy_view_shows_agents_ppo_probabilities(server, browser, capsys):
     wait(browser, lambda d: d.execute_script("return document.body.dataset.game") != old,
          "the new game")
     data = settled(browser)
-    agent = make("ppo", path="models/ppo_2p.zip")
-    checked = 0
-    while data["status"] == "your_turn" and checked < 3:
-        done = raw_env.from_history(history(base, data["game"]))
-        moves = done.game.histories[0]
-        if moves and moves[-1][0] == 1:  # the panel shows that last ppo decision
-            env = raw_env(**done.rules.to_dict())
-            env.reset(options={"deck": done.game.deal_decks[0],
-                               "dealer": done.game.deal_dealers[0]})
-            for _, a in moves[:-1]:
-                env.step(a)
-            expected = agent.probabilities(env.observe("player_1"))
-            rows = css(browser, "#policy tr[data-action]")
-            shown = {int(r.get_attribute("data-action")): float(r.get_attribute("data-p"))
-                     for r in rows}
-            legal = np.flatnonzero(env.observe("player_1")["action_mask"]).tolist()
-            assert sorted(shown) == legal
-            assert [shown[a] for a in legal] == pytest.approx(expected[legal].tolist(),
-                                                              abs=1e-12)
-            for r in rows:
-                percent = float(r.find_element("css selector", "td.p").text.rstrip("%"))
-                assert percent == pytest.approx(100 * expected[int(r.get_attribute(
-                    "data-action"))], abs=0.006)
+    panels = {}  # version -> {action: (data-p, shown percent)} of the last ppo decision
+    while data["status"] == "your_turn":
+        rows = css(browser, "#policy tr[data-action]")
+        if rows:
+            panels[int(data["version"])] = {
+                int(r.get_attribute("data-action")): (
+                    float(r.get_attribute("data-p")),
+                    float(r.find_element("css selector", "td.p").text.rstrip("%")))
+                for r in rows}
+            assert "--show-bot-policy" in css(browser, "#policy-label")[0].text
             assert "full-table" in css(browser, "#policy")[0].text  # no hidden-card value
-            checked += 1
+        if len(panels) == 2:
+            screenshot(browser, "table-policy-view.png", capsys)
         css(browser, "#play-view button[data-action]:not([disabled])")[0].click()
         data = settled(browser, int(data["version"]))
-    assert checked > 0
-    screenshot(browser, "table-policy-view.png", capsys)
+    assert panels
+    done = raw_env.from_history(history(base, data["game"]))
+    env = raw_env(**done.rules.to_dict())
+    env.reset(options={"deck": done.game.deal_decks[0], "dealer": done.game.deal_dealers[0]})
+    last = None
+    for version, (player, action) in enumerate(done.game.histories[0]):
+        if player == 1:
+            last = env.observe("player_1")
+        env.step(action)
+        if version + 1 in panels:
+            shown = panels[version + 1]
+            expected = onnx_actor(last)
+            legal = np.flatnonzero(last["action_mask"]).tolist()
+            assert sorted(shown) == legal
+            assert [shown[a][0] for a in legal] == pytest.approx(expected[legal].tolist(),
+                                                                 abs=2e-5)
+            assert [shown[a][1] for a in legal] == pytest.approx(
+                (100 * expected[legal]).tolist(), abs=0.006)
     # the toggle hides the panel
     css(browser, "#policy-toggle")[0].click()
     assert not css(browser, "#policy")[0].is_displayed()
+
+
+def test_the_page_runs_under_its_content_security_policy(server, browser):
+    """The server's CSP is on the page, and nothing the tests above did broke it."""
+    base, _ = server
+    with urllib.request.urlopen(f"{base}/", timeout=10) as r:
+        assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+        assert r.headers["X-Frame-Options"] == "DENY"
+    browser.get(f"{base}/?delay=0&seed=2")
+    settled(browser)
+    logs = browser.get_log("browser")
+    violations = [e["message"] for e in logs if "Content Security Policy" in e["message"]
+                  or "Refused to" in e["message"]]
+    assert not violations, violations

@@ -9,7 +9,7 @@ const params = new URLSearchParams(window.location.search);
 const ui = {
   config: null,
   game: null,        // the last game state from the server
-  timer: null,       // pending bot move
+  timer: null,       // pending bot move, or the next poll while a bot thinks
   busy: false,       // a request in flight
   replay: null,      // {summary, index, frame}
 };
@@ -23,6 +23,7 @@ function el(tag, attrs = {}, ...children) {
     else if (key === "text") node.textContent = value;
     else if (key.startsWith("data-")) node.setAttribute(key, value);
     else if (key === "onclick") node.addEventListener("click", value);
+    else if (key === "style") Object.assign(node.style, value);  // CSSOM: allowed by the CSP
     else node.setAttribute(key, value === true ? "" : value);
   }
   for (const child of children.flat()) {
@@ -172,7 +173,7 @@ function policyNode(decision, title) {
   const rows = decision.moves.map((m) => el("tr",
     {"data-action": m.action, "data-p": m.p, class: m.action === decision.chosen ? "chosen" : null},
     el("td", {}, m.label), el("td", {class: "p"}, (100 * m.p).toFixed(2) + "%"),
-    el("td", {}, el("span", {class: "bar-fill", style: `width:${Math.round(100 * m.p)}px`}))));
+    el("td", {}, el("span", {class: "bar-fill", style: {width: `${Math.round(100 * m.p)}px`}}))));
   const value = decision.value === null
     ? el("p", {class: "note"}, decision.value_note || "")
     : el("p", {class: "value", "data-value": decision.value},
@@ -235,11 +236,24 @@ function renderGame(state) {
   const last = [...state.log].reverse().find((entry) => entry.policy);
   const panel = $("#policy");
   panel.hidden = !policyOn();
-  panel.replaceChildren(...(last ? [policyNode(last.policy, "Policy at its last decision")]
+  const shown = ui.config.show_bot_policy;
+  const label = el("p", {class: "note", id: "policy-label"}, shown
+    ? "Shown because this server's operator chose to (--show-bot-policy): a bot's move " +
+      "probabilities name cards in its hand."
+    : "This server does not show its bots' policies during play (they name cards in " +
+      "the bot's hand; its operator can turn them on with --show-bot-policy). Replays " +
+      "of finished games show them.");
+  panel.replaceChildren(...(last ? [policyNode(last.policy, "Policy at its last decision"), label]
     : [el("h2", {}, "Policy"), el("p", {class: "note"},
-        ui.config.policies.length ? "No ppo bot has moved yet." : "No ppo bot at this table.")]));
+        !ui.config.policies.length ? "No ppo bot at this table."
+          : shown ? "No ppo bot has moved yet." : ""), label]));
 
-  $("#download").href = `/api/games/${state.id}/history`;
+  // The history holds every deck: the server hands it out once the game is over.
+  const over = state.status === "match_over";
+  $("#download").hidden = !over;
+  $("#to-replay").hidden = !over;
+  $("#download").href = over ? `/api/games/${state.id}/history` : "#";
+  if (state.status === "broken") showMessage(state.error);
   sessionStorage.setItem("pis-game", state.id);
   // What the page shows, for people reading the DOM (and the browser tests).
   Object.assign(document.body.dataset, {game: state.id, status: state.status,
@@ -247,11 +261,27 @@ function renderGame(state) {
   scheduleBot();
 }
 
+// A bot's move is started with `advance` after the delay, and made by the server off
+// the request path: until it is in (status "bot_thinking") the page polls the game.
+const POLL_MS = 100;
+
 function scheduleBot() {
   clearTimeout(ui.timer);
   ui.timer = null;
   if (ui.game && ui.game.status === "bot_turn") {
     ui.timer = setTimeout(advance, delayMs());
+  } else if (ui.game && ui.game.status === "bot_thinking") {
+    ui.timer = setTimeout(poll, POLL_MS);
+  }
+}
+
+async function poll() {
+  if (!ui.game || ui.busy) { scheduleBot(); return; }
+  try {
+    const state = await api("GET", `/api/games/${ui.game.id}`);
+    renderGame(state);
+  } catch (e) {
+    showMessage(e.message);
   }
 }
 

@@ -1,0 +1,230 @@
+"""Where the table's bots think: a few lanes, each running one bot move at a time, off
+the path of every HTTP request.
+
+WHY: a search or ``mc`` move takes tens to hundreds of milliseconds of pure-Python CPU.
+Run inside a request handler (or in a thread of the server's process, which shares the
+GIL) it delays every other client's requests. So each lane owns a *worker process*
+(``multiprocessing``, spawn start method) that holds the bots of the games assigned to
+it; the server only sends an observation and reads back an action, and the page polls
+until the move is in. A lane runs its moves in order, so a game's bot keeps its state
+(belief trackers) from move to move, and the work queued per lane is bounded.
+
+Each move has a time limit: a worker that runs past it is killed and started again; the
+bots it held are lost, so their games end with a message (``LostBots``) instead of going
+on with bots that forgot the deal. ``processes=0`` runs one lane in a thread of the
+server's process instead (tests, debugging): same protocol, no time limit enforced.
+
+Bots are built from *prototypes*: the agents ``pis-serve`` built at start-up to check
+every spec (files read then, once). A game's bot is a copy of its prototype, reseeded,
+so a policy file moved or changed after start-up changes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import multiprocessing
+import queue
+import signal
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: Seconds a worker may take to start and build its prototypes.
+START_LIMIT = 120.0
+
+
+class BotError(RuntimeError):
+    """A bot move that did not come back: ``message`` is for the page."""
+
+
+class LostBots(BotError):
+    """The worker holding a game's bots was restarted: the game cannot go on."""
+
+
+class Busy(BotError):
+    """More moves are queued than the lanes accept: try again shortly."""
+
+
+def perform(agents: dict, prototypes: dict[str, Any], op: str, args: tuple):
+    """One command on the bots of one lane (in the worker, or in the thread lane):
+    ``open`` (game, {seat: (spec, seed)}), ``act`` (game, seat, observation) -> action,
+    ``reset`` (game), ``close`` (game)."""
+    if op == "act":
+        game, seat, observation = args
+        return int(agents[(game, seat)].act(observation))
+    if op == "open":
+        game, seats = args
+        for seat, (spec, seed) in seats.items():
+            agent = copy.deepcopy(prototypes[spec])
+            agent.reset(seed=seed)
+            agents[(game, seat)] = agent
+        return None
+    if op == "reset":
+        (game,) = args
+        for (g, _), agent in agents.items():
+            if g == game:
+                agent.reset()
+        return None
+    if op == "close":
+        (game,) = args
+        for key in [k for k in agents if k[0] == game]:
+            del agents[key]
+        return None
+    raise ValueError(f"unknown bot command {op!r}")
+
+
+def _serve(conn, prototypes: dict[str, Any]) -> None:
+    """A worker process: commands in, ``(ok, value)`` out, until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+    agents: dict = {}
+    conn.send((True, "ready"))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        op, args = message
+        try:
+            conn.send((True, perform(agents, prototypes, op, args)))
+        except Exception as e:  # the server logs it and ends that game with a message
+            conn.send((False, f"{type(e).__name__}: {e}"))
+
+
+class Lane:
+    """One queue of bot commands, run in order by a thread; with ``process=True`` the
+    thread forwards each to a worker process and waits at most ``time_limit`` s."""
+
+    def __init__(self, index: int, prototypes: dict[str, Any], process: bool,
+                 time_limit: float, max_queued: int):
+        self.index = index
+        self.prototypes = prototypes
+        self.process = process
+        self.time_limit = time_limit
+        self.generation = 0  # bumped when the worker (and the bots it held) is replaced
+        self.games = 0
+        self._tasks: queue.Queue = queue.Queue(maxsize=max_queued)
+        self._agents: dict = {}
+        self._worker = self._conn = None
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"pis-bots-{index}")
+        self._thread.start()
+
+    def submit(self, op: str, *args) -> Future:
+        future: Future = Future()
+        try:
+            self._tasks.put_nowait((future, op, args))
+        except queue.Full:
+            raise Busy("the bots are busy (too many moves queued): try again in a moment") \
+                from None
+        return future
+
+    def close(self) -> None:
+        try:
+            self._tasks.put(None, timeout=5)
+        except queue.Full:
+            pass
+        self._thread.join(timeout=10)
+        self._stop_worker()
+
+    # ------------------------------------------------------------------ the lane's thread
+    def _run(self) -> None:
+        while True:
+            item = self._tasks.get()
+            if item is None:
+                return
+            future, op, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = self._call(op, args)
+            except BaseException as e:
+                future.set_exception(e)
+            else:
+                future.set_result(result)
+
+    def _call(self, op: str, args: tuple):
+        if not self.process:
+            return perform(self._agents, self.prototypes, op, args)
+        if self._worker is None or not self._worker.is_alive():
+            self._start_worker()
+        self._conn.send((op, args))
+        if not self._conn.poll(self.time_limit):
+            self._restart(f"a bot move took longer than the limit of {self.time_limit:g} s")
+            raise BotError(f"the bot took longer than {self.time_limit:g} s for its move "
+                           "and was stopped: start a new game")
+        try:
+            ok, value = self._conn.recv()
+        except (EOFError, OSError):
+            self._restart("the bot worker died")
+            raise BotError("the bot's worker process died: start a new game") from None
+        if not ok:
+            raise BotError(f"the bot failed: {value}")
+        return value
+
+    def _start_worker(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        worker = ctx.Process(target=_serve, args=(child, self.prototypes), daemon=True,
+                             name=f"pis-bots-{self.index}")
+        worker.start()
+        child.close()
+        if not parent.poll(START_LIMIT):
+            worker.kill()
+            raise BotError(f"the bot worker did not start within {START_LIMIT:g} s")
+        parent.recv()
+        self._worker, self._conn = worker, parent
+
+    def _restart(self, why: str) -> None:
+        log.warning("bot lane %d: %s; restarting its worker (its games end)", self.index, why)
+        self._stop_worker(kill=True)
+        self.generation += 1
+
+    def _stop_worker(self, kill: bool = False) -> None:
+        worker, conn = self._worker, self._conn
+        self._worker = self._conn = None
+        if worker is None:
+            return
+        if not kill:
+            try:
+                conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+            worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
+        conn.close()
+
+
+class BotWorkers:
+    """The lanes of one server; a game stays on the lane it was opened on."""
+
+    def __init__(self, prototypes: dict[str, Any], processes: int = 2,
+                 time_limit: float = 30.0, max_queued: int = 256):
+        if processes < 0 or time_limit <= 0 or max_queued < 1:
+            raise ValueError("bot workers: processes >= 0, time_limit > 0, max_queued >= 1")
+        count = max(processes, 1)
+        self.time_limit = time_limit
+        self.lanes = [Lane(i, prototypes, processes > 0, time_limit, max_queued)
+                      for i in range(count)]
+        self._lock = threading.Lock()
+
+    def assign(self) -> Lane:
+        """The lane with the fewest games, for a new game."""
+        with self._lock:
+            lane = min(self.lanes, key=lambda ln: ln.games)
+            lane.games += 1
+            return lane
+
+    def release(self, lane: Lane) -> None:
+        with self._lock:
+            lane.games -= 1
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.close()
