@@ -39,7 +39,6 @@ from pis_env.cards import NUM_CARDS
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS
 
 JACK, SEVEN = 9, 5
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 #: Relative weight of a card of a hinted suit (``agents.state_from_obs.DEFAULT_VOID_WEIGHT``).
 HINT_WEIGHT = 0.15
 _CARDS = np.arange(NUM_CARDS)
@@ -419,13 +418,18 @@ _MODELS: dict[str, BeliefModel] = {}
 
 def model_path(num_players: int) -> Path:
     """The shipped model for a table: ``belief_2p.pt`` at two players, else
-    ``belief_4p.pt`` (its features are per opponent, so it serves 3-7 players)."""
-    return MODELS_DIR / ("belief_2p.pt" if num_players == 2 else "belief_4p.pt")
+    ``belief_4p.pt`` (its features are per opponent, so it serves 3-7 players); found
+    by ``pis_env.shipped``, in a checkout and in an installed wheel alike."""
+    from pis_env.shipped import shipped_dir
+
+    return shipped_dir("model") / ("belief_2p.pt" if num_players == 2 else "belief_4p.pt")
 
 
 def load_model(num_players: int, path: str | Path | None = None) -> BeliefModel:
     """The belief model for a table (cached per file)."""
-    path = str(path or model_path(num_players))
+    from pis_env.shipped import resolve
+
+    path = str(resolve(path, "model") if path else model_path(num_players))
     if path not in _MODELS:
         _MODELS[path] = BeliefModel.load(path)
     return _MODELS[path]

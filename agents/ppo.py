@@ -133,12 +133,11 @@ def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str =
 
 # ---------------------------------------------------------------------- files
 def resolve_path(path: str | Path) -> Path:
-    """``path`` as given, or relative to the repository root (``models/ppo_2p.zip``)."""
-    p = Path(path).expanduser()
-    if p.exists() or p.is_absolute():
-        return p
-    alt = Path(__file__).resolve().parent.parent / p
-    return alt if alt.exists() else p
+    """``path`` as given when it exists, else the shipped policy of that name
+    (``models/ppo_2p.zip``, ``ppo_2p``: ``pis_env.shipped``), else ``path`` unchanged."""
+    from pis_env.shipped import resolve
+
+    return resolve(path, "model")
 
 
 def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -148,7 +147,8 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     that is not a readable policy. Never unpickles."""
     p = resolve_path(path)
     if not p.exists():
-        raise FileNotFoundError(f"policy file not found: {path}")
+        raise FileNotFoundError(f"policy file not found: {path} (shipped policies: "
+                                f"{', '.join(_shipped_policies())})")
     if p.is_dir():
         raise PolicyLoadError(
             f"{p} is a directory; pass a policy file (a run's policy.zip or policy.pt)"
@@ -185,6 +185,12 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise PolicyLoadError(f"{p}: the weights are not a state dict")
     arrays = {k: v.detach().cpu().numpy() for k, v in state.items() if hasattr(v, "detach")}
     return meta, arrays
+
+
+def _shipped_policies() -> list[str]:
+    from pis_env.shipped import shipped_names
+
+    return [n for n in shipped_names("model") if not n.startswith("belief_")]
 
 
 def _is_sb3_archive(p: Path) -> bool:

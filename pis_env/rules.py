@@ -108,12 +108,17 @@ class Rules:
     def from_yaml(cls, path: str | Path, **overrides: Any) -> Rules:
         """Rules from a YAML mapping of option names to values (``configs/rules/*.yaml``).
 
-        A missing file, malformed YAML or a bad option is a one-line ``ValueError`` that
-        starts with the file (and the line, for YAML errors): the CLIs print it as is."""
+        ``path`` is a file, or the name of a shipped rules file (``strict``,
+        ``configs/rules/strict.yaml`` from any directory, also from an installed wheel:
+        ``pis_env.shipped``). A missing file, malformed YAML or a bad option is a one-line
+        ``ValueError`` that starts with the file (and the line, for YAML errors): the CLIs
+        print it as is."""
         import yaml
 
+        from .shipped import resolve
+
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(resolve(path, "rules"), encoding="utf-8") as f:
                 data = yaml.safe_load(f) or {}
         except FileNotFoundError:
             raise ValueError(f"{path}: rules file not found") from None

@@ -31,17 +31,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 try:
+    from pis_env.shipped import shipped_dir
     from train import config as config_mod
     from train.config import ConfigError
 except ModuleNotFoundError as _missing:
-    if _missing.name not in ("train", "train.config"):
+    if _missing.name not in ("train", "train.config", "pis_env", "pis_env.shipped"):
         raise
     print("train/ppo.py: the 'train' package is not importable: install the project (make, "
           "or pip install -e '.[train]') or run python -m train.ppo from the repository root",
           file=sys.stderr)
     sys.exit(2)
 
-DEFAULT_CONFIG = config_mod.REPO_ROOT / "configs" / "ppo_2p.yaml"
+#: The shipped 2-player recipe (``configs/ppo_2p.yaml``; found in a wheel too).
+DEFAULT_CONFIG = shipped_dir("config") / "ppo_2p.yaml"
 
 
 # ---------------------------------------------------------------------- envs and model

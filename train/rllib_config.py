@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "rllib_ppo.yaml"
+from pis_env import shipped
+
+DEFAULT_CONFIG = shipped.shipped_dir("config") / "rllib_ppo.yaml"
 #: Sections whose keys are passed through to RLlib (checked by RLlib itself).
 FREE_SECTIONS = ("rules", "opponents", "ppo", "model")
 ACTIVATIONS = ("tanh", "relu")
@@ -23,7 +25,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     """The defaults file, then ``path`` (a partial or full config), then overrides."""
     cfg = _read(DEFAULT_CONFIG)
     if path is not None and Path(path).resolve() != DEFAULT_CONFIG:
-        _merge(cfg, _read(Path(path)), "")
+        _merge(cfg, _read(shipped.resolve(path, "config")), "")
     for item in overrides or []:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
