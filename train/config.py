@@ -1,23 +1,27 @@
-"""Training configuration: typed dataclasses (OmegaConf structured configs), YAML, overrides.
+"""Configuration of every training entry point: typed dataclasses (OmegaConf structured
+configs), YAML files, ``key=value`` overrides, help and clear errors.
 
-Every hyperparameter is declared once, below, as a dataclass field with its default, its
-help text and its allowed range (``python train/ppo.py --help-config`` prints them all).
-OmegaConf checks and converts the types; this module adds what OmegaConf does not:
+``Schema`` is the machinery, one per entry point's root dataclass: ``train/ppo.py``'s
+``TrainConfig`` (below, ``TRAIN``), ``train/expert_iteration.py``'s and
+``train/rllib_config.py``'s. Every key is declared once, as a dataclass field with its
+default, its help text and its allowed range (``--help-config`` prints them all).
+OmegaConf checks and converts the types; ``Schema`` adds what OmegaConf does not:
 
 * ``key=value`` overrides with YAML values (``ppo.learning_rate=1e-4``,
   ``policy.net_arch=[512,512]``, ``league.opponents={heuristic: 0.5, self: 0.5}``; a
-  mapping value replaces the whole mapping, except ``rules``, which is merged option by
-  option);
+  mapping value replaces the whole mapping, except a ``mapping`` field (``rules``, or the
+  keyword arguments another library receives), which is merged key by key);
 * short names: a key unique among the leaves may be given without its section
-  (``learning_rate=1e-4``); a name shared with ``ppo`` means PPO's (``batch_size`` is
-  ``ppo.batch_size``);
+  (``learning_rate=1e-4``); a name shared with the preferred section means its key
+  (``batch_size`` is ``ppo.batch_size`` in ``train/ppo.py``);
 * an unknown key is a ``ConfigError`` naming the nearest valid ones; a value of the wrong
   type or out of range names the key and what it accepts;
 * config files: a YAML mapping of any subset of the keys; ``extends: other.yaml`` loads
-  another file first; ``rules_file`` (or ``rules=PATH.yaml``) loads a rules YAML under
-  ``rules``; ``num_players``, when set, overrides the rules' ``num_players``.
+  another file first; a path key (``rules_file``) is taken relative to the file when the
+  file is there; ``rules=PATH.yaml`` is ``rules_file``. In ``train/ppo.py``
+  ``num_players``, when set, overrides the rules' ``num_players``.
 
-``build`` returns the resolved config as a plain dict (``rules`` expanded into every
+``Schema.build`` returns the resolved config as a plain dict (``rules`` expanded into every
 option), which is what a run saves in its ``config.yaml`` and what ``--resume`` reads back.
 """
 
@@ -29,6 +33,7 @@ import difflib
 import functools
 import types
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +42,7 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pis_env import Rules
+from pis_env import Rules, shipped
 from pis_env.observation import segment_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -60,8 +65,19 @@ def param(default: Any, help: str, **limits: Any) -> Any:
     return field(default=default, metadata=meta)
 
 
-def section(cls: type, help: str) -> Any:
-    return field(default_factory=cls, metadata={"help": help})
+def section(cls: type, help: str, **defaults: Any) -> Any:
+    """A section of keys (a dataclass); ``defaults`` change some of its defaults for this
+    config (a section shared by two entry points with other recipes)."""
+    return field(default_factory=functools.partial(cls, **defaults), metadata={"help": help})
+
+
+def mapping(default: dict, help: str, keys: Callable[[], Iterable[str]] | None = None,
+            **limits: Any) -> Any:
+    """A mapping merged key by key (``rules.draw_rule=one`` sets one key, a mapping value
+    sets the keys it gives): the options of another module, such as the rules or the
+    keyword arguments RLlib receives. ``keys`` gives the allowed keys (checked, with the
+    nearest named); without it any key passes, to be checked by whoever receives them."""
+    return param(default, help, merge=True, keys=keys, **limits)
 
 
 # ---------------------------------------------------------------------- the hyperparameters
@@ -121,14 +137,20 @@ class LeagueConfig:
 
 
 @dataclass
-class PretrainConfig:
+class ImitationConfig:
+    """The warm start both PPO pipelines share (``train.pretrain.imitate``)."""
+
     teacher: str | None = param("heuristic", "behaviour cloning of this bot before PPO "
                                    "(null: start from a random policy)")
     decisions: int = param(300_000, "teacher decisions at the learner's seat", gt=0)
     epochs: int = param(4, "passes over the teacher's decisions", gt=0)
     batch_size: int = param(1024, "minibatch size of the imitation", gt=0)
     learning_rate: float = param(1.0e-3, "Adam step size of the imitation", gt=0)
-    value_coef: float = param(1.0, "weight of the value head's return regression")
+    value_coef: float = param(1.0, "weight of the value head's return regression", ge=0)
+
+
+@dataclass
+class PretrainConfig(ImitationConfig):
     data: list[str] = param([], "imitate the labelled positions of these .npz files "
                             "(train/expert_iteration.py) instead of a teacher's decisions")
 
@@ -176,9 +198,9 @@ class TrainConfig:
     num_players: int | None = param(2, "players at the table (null: take it from the "
                                        "rules)")
     rules_file: str | None = param(None, "a rules YAML (configs/rules/*.yaml); also "
-                                      "rules=PATH.yaml")
-    rules: dict[str, Any] = param({}, "rules options on top of rules_file (pis_env keywords, "
-                                  "e.g. rules.draw_rule=one)")
+                                      "rules=PATH.yaml", path=True)
+    rules: dict[str, Any] = mapping({}, "rules options on top of rules_file (pis_env "
+                                    "keywords, e.g. rules.draw_rule=one)", keys=Rules.keys)
     win_bonus: float = param(0.5, "added to the learner's reward at a match end: +bonus for a "
                              "win, -bonus shared by the losers", ge=0)
     skip_forced: bool = param(True, "the env plays the learner's forced moves (1 legal "
@@ -186,7 +208,7 @@ class TrainConfig:
     n_envs: int = param(512, "games stepped together", gt=0)
     vec_env: str = param("batched", "dummy | subproc | batched (the numba engine) | "
                          "module:function (a VecEnv factory)",
-                         choices=("dummy", "subproc", "batched"))
+                         choices=("dummy", "subproc", "batched"), also="module:function")
     torch_threads: int = param(1, "torch.set_num_threads (0: torch's default); 1 suits 2 "
                                "busy cores", ge=0)
     ppo: PPOConfig = section(PPOConfig, "MaskablePPO")
@@ -202,79 +224,32 @@ class TrainConfig:
 # ---------------------------------------------------------------------- key paths
 @dataclass(frozen=True)
 class Key:
-    """A leaf of the config: its dotted path, type and field metadata (help, limits)."""
+    """A leaf of the config: its dotted path, type, default and field metadata (help,
+    limits; ``merge``: a mapping merged key by key, ``keys``: its allowed keys)."""
 
     path: str
     type: Any
     default: Any
     metadata: Any
 
+    @property
+    def merge(self) -> bool:
+        return bool(self.metadata.get("merge"))
 
-def _keys(cls: type, prefix: str = "") -> dict[str, Key]:
-    """Every leaf by dotted path (mappings such as ``rules`` are leaves)."""
+
+def _keys(cls: type, instance: Any = None, prefix: str = "") -> dict[str, Key]:
+    """Every leaf by dotted path (mappings such as ``rules`` are leaves), with the defaults
+    of ``instance`` (a section's own defaults may differ from its class's)."""
     hints = typing.get_type_hints(cls)
+    instance = cls() if instance is None else instance
     out = {}
     for f in dataclasses.fields(cls):
-        tp, path = hints[f.name], f"{prefix}{f.name}"
+        tp, path, value = hints[f.name], f"{prefix}{f.name}", getattr(instance, f.name)
         if dataclasses.is_dataclass(tp):
-            out.update(_keys(tp, path + "."))
+            out.update(_keys(tp, value, path + "."))
         else:
-            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-            out[path] = Key(path, tp, default, f.metadata)
+            out[path] = Key(path, tp, value, f.metadata)
     return out
-
-
-FIELDS: dict[str, Key] = _keys(TrainConfig)
-SECTIONS = tuple(dict.fromkeys(p.split(".")[0] for p in FIELDS if "." in p))
-#: The defaults as a plain nested dict.
-DEFAULTS: dict[str, Any] = OmegaConf.to_container(OmegaConf.structured(TrainConfig))
-
-
-def _short_names() -> dict[str, str]:
-    paths: dict[str, list[str]] = {}
-    for path in FIELDS:
-        paths.setdefault(path.rsplit(".", 1)[-1], []).append(path)
-    out = {}
-    for short, found in paths.items():
-        if len(found) == 1:
-            out[short] = found[0]
-        elif f"ppo.{short}" in found:  # ambiguous names mean PPO's hyperparameter
-            out[short] = f"ppo.{short}"
-    return out
-
-
-SHORT_NAMES = _short_names()
-
-
-def _nearest(key: str) -> str:
-    candidates = list(dict.fromkeys(
-        [*FIELDS, *SHORT_NAMES, *(f"rules.{k}" for k in Rules.keys())]))
-    close = difflib.get_close_matches(key, candidates, n=3, cutoff=0.5)
-    if not close:
-        last = key.rsplit(".", 1)[-1]
-        close = [p for p in FIELDS
-                 if difflib.get_close_matches(last, [p.rsplit(".", 1)[-1]], cutoff=0.6)][:3]
-    return f"; did you mean {', '.join(close)}?" if close else ""
-
-
-def canonical_key(key: str) -> str:
-    """The full dotted path of a key (``learning_rate`` -> ``ppo.learning_rate``)."""
-    key = key.strip()
-    if key in FIELDS:
-        return key
-    if key.startswith("rules."):
-        option = key[len("rules."):]
-        if option not in Rules.keys():
-            close = difflib.get_close_matches(option, list(Rules.keys()), n=3)
-            hint = f"; did you mean {', '.join('rules.' + c for c in close)}?" if close else ""
-            raise ConfigError(f"unknown rules option {key!r}{hint}")
-        return key
-    if key in SHORT_NAMES:
-        return SHORT_NAMES[key]
-    if key in SECTIONS:
-        keys = ", ".join(p for p in FIELDS if p.startswith(key + "."))
-        raise ConfigError(f"{key!r} is a section, not a value: give its keys ({keys})")
-    raise ConfigError(f"unknown config key {key!r}{_nearest(key)}")
 
 
 def _type_name(tp: Any) -> str:
@@ -301,6 +276,10 @@ def _limits_text(meta: dict) -> str:
     return ""
 
 
+def _hint(close: list[str]) -> str:
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
 # ---------------------------------------------------------------------- values
 def parse_value(text: str) -> Any:
     """A command-line value: YAML, with ``1e-4``-style floats and ``none`` understood."""
@@ -318,47 +297,6 @@ def parse_value(text: str) -> Any:
     return value
 
 
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` as a mapping of updates."""
-    updates = {}
-    for item in items:
-        if "=" not in item:
-            hint = ""
-            try:
-                hint = f"did you mean {canonical_key(item)}=...?"
-            except ConfigError:
-                pass
-            raise ConfigError(f"override {item!r} is not key=value (e.g. "
-                              f"total_timesteps=200000); {hint}")
-        key, text = item.split("=", 1)
-        updates[key.strip()] = parse_value(text)
-    return updates
-
-
-def flatten(updates: dict, source: str = "config") -> dict[str, Any]:
-    """A (nested or dotted) mapping of updates as ``{full dotted path: value}``, every key
-    checked; ``rules`` mappings become ``rules.<option>`` entries, a ``rules`` string is
-    ``rules_file``."""
-    if not isinstance(updates, dict):
-        raise ConfigError(f"{source}: expected a mapping of config keys")
-    out: dict[str, Any] = {}
-    for key, value in updates.items():
-        key = str(key).strip()
-        if key == "extends":
-            continue
-        if key == "rules" and isinstance(value, str):
-            out["rules_file"] = value
-        elif key == "rules" and isinstance(value, dict):
-            out.update({canonical_key(f"rules.{k}"): v for k, v in value.items()})
-        elif key == "rules":
-            raise ConfigError(f"rules={value!r}: a mapping of rules options or a rules YAML")
-        elif key in SECTIONS and isinstance(value, dict):
-            out.update(flatten({f"{key}.{k}": v for k, v in value.items()}, source))
-        else:
-            out[canonical_key(key)] = value
-    return out
-
-
 def _unflatten(flat: dict[str, Any]) -> dict:
     out: dict = {}
     for path, value in flat.items():
@@ -368,6 +306,12 @@ def _unflatten(flat: dict[str, Any]) -> dict:
             node = node.setdefault(p, {})
         node[last] = value
     return out
+
+
+def _get(cfg: dict, path: str) -> Any:
+    for p in path.split("."):
+        cfg = cfg[p]
+    return cfg
 
 
 # ---------------------------------------------------------------------- files
@@ -380,96 +324,307 @@ def yaml_error(path, error: yaml.YAMLError) -> str:
     return f"{path}{where}: not valid YAML: {problem}"
 
 
-def _find(path: str | Path) -> Path:
-    p = Path(path)
-    if not p.exists() and not p.is_absolute() and (REPO_ROOT / p).exists():
-        return REPO_ROOT / p
-    return p
+def find_file(path: str | Path, kind: shipped.Kind = "config") -> Path:
+    """``path`` as given when it exists, else the shipped config (or, with
+    ``kind="rules"``, rules file) of that name, in a checkout or an installed wheel
+    (``configs/ppo_4p.yaml``, ``ppo_4p``; ``pis_env.shipped``), else ``path`` unchanged."""
+    return shipped.resolve(path, kind)
 
 
-def load_file(path: str | Path, _seen: tuple = ()) -> dict:
-    """A config YAML as a nested mapping of updates (``extends`` followed, every key
-    checked, ``rules_file`` made relative to the file when it exists there)."""
-    p = _find(path)
-    if not p.exists():
-        raise ConfigError(f"config file not found: {path}")
-    if p.resolve() in _seen:
-        raise ConfigError(f"{p}: 'extends' loops back to itself")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(yaml_error(p, e)) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p}: a config file must be a mapping of keys")
-    flat = {}
-    if "extends" in data:
-        flat = flatten(load_file(p.parent / data["extends"], _seen + (p.resolve(),)), str(p))
-    own = flatten(data, str(p))
-    if isinstance(own.get("rules_file"), str) and (p.parent / own["rules_file"]).exists():
-        own["rules_file"] = str(p.parent / own["rules_file"])
-    flat.update(own)
-    return _unflatten(flat)
+# ---------------------------------------------------------------------- the machinery
+class Schema:
+    """The config of one entry point: the keys of the dataclass ``root``, read from YAML
+    files and ``key=value`` overrides, checked, with help (the module docstring).
 
+    ``prefer``: the section a shared short name belongs to. ``check(cfg) -> cfg``: what
+    relates several keys (or needs the bots' registry), after every field's own limits;
+    it may resolve values (``train/ppo.py`` expands ``rules``)."""
 
-# ---------------------------------------------------------------------- building
-def _apply(cfg, flat: dict[str, Any]) -> None:
-    """Sets each ``{path: value}`` on an OmegaConf structured config: OmegaConf checks
-    and converts the type (a mapping or list replaces the old one)."""
-    for path, value in flat.items():
-        tp = FIELDS[path].type if path in FIELDS else Any
-        if tp is int and isinstance(value, float) and value.is_integer():
-            value = int(value)  # total_timesteps=2e5
+    def __init__(self, root: type, prefer: str | None = None,
+                 check: Callable[[dict], dict] | None = None):
+        self.root, self._check = root, check
+        self.fields: dict[str, Key] = _keys(root)
+        hints = typing.get_type_hints(root)
+        self.sections = {f.name: f.metadata["help"] for f in dataclasses.fields(root)
+                         if dataclasses.is_dataclass(hints[f.name])}
+        self.mappings = {path: key for path, key in self.fields.items() if key.merge}
+        paths: dict[str, list[str]] = {}
+        for path in self.fields:
+            paths.setdefault(path.rsplit(".", 1)[-1], []).append(path)
+        self.short_names = {}
+        for short, found in paths.items():
+            if len(found) == 1:
+                self.short_names[short] = found[0]
+            elif prefer and f"{prefer}.{short}" in found:
+                self.short_names[short] = f"{prefer}.{short}"
+
+    @functools.cached_property
+    def defaults(self) -> dict[str, Any]:
+        """The defaults as a plain nested dict."""
+        return OmegaConf.to_container(OmegaConf.structured(self.root))
+
+    # ------------------------------------------------------------------ keys
+    def _mapping_keys(self, path: str) -> list[str] | None:
+        keys = self.mappings[path].metadata.get("keys")
+        return None if keys is None else list(keys())
+
+    def _nearest(self, key: str) -> str:
+        candidates = list(dict.fromkeys([*self.fields, *self.short_names, *(
+            f"{path}.{k}" for path in self.mappings for k in self._mapping_keys(path) or ())]))
+        close = difflib.get_close_matches(key, candidates, n=3, cutoff=0.5)
+        if not close:
+            last = key.rsplit(".", 1)[-1]
+            close = [p for p in self.fields
+                     if difflib.get_close_matches(last, [p.rsplit(".", 1)[-1]], cutoff=0.6)][:3]
+        return _hint(close)
+
+    def canonical_key(self, key: str) -> str:
+        """The full dotted path of a key (``learning_rate`` -> ``ppo.learning_rate``)."""
+        key = key.strip()
+        if key in self.fields:
+            return key
+        for path in self.mappings:
+            if key.startswith(path + "."):
+                option, allowed = key[len(path) + 1:], self._mapping_keys(path)
+                if allowed is not None and option not in allowed:
+                    close = difflib.get_close_matches(option, allowed, n=3)
+                    raise ConfigError(f"unknown {path} option {key!r}"
+                                      f"{_hint([f'{path}.{c}' for c in close])}")
+                return key
+        if key in self.short_names:
+            return self.short_names[key]
+        if key in self.sections:
+            keys = ", ".join(p for p in self.fields if p.startswith(key + "."))
+            raise ConfigError(f"{key!r} is a section ({self.sections[key]}), not a value: "
+                              f"give its keys ({keys})")
+        raise ConfigError(f"unknown config key {key!r}{self._nearest(key)}")
+
+    def parse_overrides(self, items: list[str]) -> dict[str, Any]:
+        """``["key=value", ...]`` as a mapping of updates."""
+        updates = {}
+        for item in items:
+            if "=" not in item:
+                hint = ""
+                try:
+                    hint = f"did you mean {self.canonical_key(item)}=...?"
+                except ConfigError:
+                    pass
+                example = next(k for k in self.fields.values() if k.type is int)
+                raise ConfigError(f"override {item!r} is not key=value (e.g. "
+                                  f"{example.path}={example.default}); {hint}")
+            key, text = item.split("=", 1)
+            updates[key.strip()] = parse_value(text)
+        return updates
+
+    def flatten(self, updates: dict, source: str = "config") -> dict[str, Any]:
+        """A (nested or dotted) mapping of updates as ``{full dotted path: value}``, every
+        key checked; a ``mapping`` field's mapping becomes ``<path>.<key>`` entries, a
+        string for it is its ``<path>_file`` key (``rules=x.yaml``)."""
+        if not isinstance(updates, dict):
+            raise ConfigError(f"{source}: expected a mapping of config keys")
+        out: dict[str, Any] = {}
+        for key, value in updates.items():
+            key = str(key).strip()
+            if key == "extends":
+                continue
+            if key in self.mappings:
+                file_key = f"{key}_file"
+                if isinstance(value, str) and file_key in self.fields:
+                    out[file_key] = value
+                elif isinstance(value, dict):
+                    out.update({self.canonical_key(f"{key}.{k}"): v for k, v in value.items()})
+                else:
+                    also = f" or a {key} YAML" if file_key in self.fields else ""
+                    raise ConfigError(f"{key}={value!r}: a mapping of {key} options{also}")
+            elif key in self.sections and isinstance(value, dict):
+                out.update(self.flatten({f"{key}.{k}": v for k, v in value.items()}, source))
+            else:
+                out[self.canonical_key(key)] = value
+        return out
+
+    # ------------------------------------------------------------------ files
+    def load_file(self, path: str | Path, _seen: tuple = ()) -> dict:
+        """A config YAML as a nested mapping of updates (``extends`` followed, every key
+        checked, path keys made relative to the file when the file is there)."""
+        p = find_file(path)
+        if not p.exists():
+            raise ConfigError(f"config file not found: {path}")
+        if p.resolve() in _seen:
+            raise ConfigError(f"{p}: 'extends' loops back to itself")
         try:
-            OmegaConf.update(cfg, path, value, merge=False)
-        except OmegaConfBaseException as e:
+            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(yaml_error(p, e)) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{p}: cannot read the config file ({e})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: a config file must be a mapping of keys")
+        flat = {}
+        if "extends" in data:
+            flat = self.flatten(self.load_file(p.parent / data["extends"],
+                                               _seen + (p.resolve(),)), str(p))
+        own = self.flatten(data, str(p))
+        for key, value in own.items():
+            if self.fields.get(key) and self.fields[key].metadata.get("path") \
+                    and isinstance(value, str) and (p.parent / value).exists():
+                own[key] = str(p.parent / value)
+        flat.update(own)
+        return _unflatten(flat)
+
+    # ------------------------------------------------------------------ building
+    def _apply(self, cfg, flat: dict[str, Any]) -> None:
+        """Sets each ``{path: value}`` on an OmegaConf structured config: OmegaConf checks
+        and converts the type (a mapping or list replaces the old one)."""
+        for path, value in flat.items():
+            tp = self.fields[path].type if path in self.fields else Any
+            if tp is int and isinstance(value, float) and value.is_integer():
+                value = int(value)  # total_timesteps=2e5
+            try:
+                OmegaConf.update(cfg, path, value, merge=False)
+            except OmegaConfBaseException as e:
+                if value is None:
+                    raise ConfigError(f"{path} may not be null") from None
+                detail = str(e).splitlines()[0]
+                raise ConfigError(f"{path}={value!r}: expected {_type_name(tp)} ({detail})") \
+                    from None
+
+    def build(self, config_file: str | Path | None = None,
+              overrides: list[str] | dict | None = None, base: dict | None = None) -> dict:
+        """The defaults, then ``base`` (e.g. a run's saved config), the config file and the
+        overrides, checked and resolved (a plain dict)."""
+        cfg = OmegaConf.structured(self.root)
+        layers = [base or {}]
+        if config_file is not None:
+            layers.append(self.load_file(config_file))
+        if isinstance(overrides, dict):
+            layers.append(overrides)
+        elif overrides:
+            layers.append(self.parse_overrides(list(overrides)))
+        for layer in layers:
+            self._apply(cfg, self.flatten(layer))
+        out = self._check_limits(OmegaConf.to_container(cfg, resolve=False))
+        return self._check(out) if self._check is not None else out
+
+    def _check_limits(self, cfg: dict) -> dict:
+        """Every field's own limits (``choices``, ``gt``/``ge``/``le``)."""
+        for path, f in self.fields.items():
+            value = _get(cfg, path)
+            meta = f.metadata
             if value is None:
-                raise ConfigError(f"{path} may not be null") from None
-            detail = str(e).splitlines()[0]
-            raise ConfigError(f"{path}={value!r}: expected {_type_name(tp)} ({detail})") \
-                from None
+                continue
+            choices, also = meta.get("choices"), meta.get("also")
+            if choices and value not in choices and not (also and ":" in str(value)):
+                extra = f" or {also}" if also else ""
+                raise ConfigError(f"{path}={value!r}: allowed values are "
+                                  f"{', '.join(choices)}{extra}")
+            bad = (("gt" in meta and not value > meta["gt"])
+                   or ("ge" in meta and not value >= meta["ge"])
+                   or ("le" in meta and not value <= meta["le"]))
+            if bad:
+                nullable = " (or null)" if "null" in _type_name(f.type) else ""
+                raise ConfigError(f"{path}={value!r}: must be {_limits_text(meta)}{nullable}")
+        return cfg
+
+    # ------------------------------------------------------------------ output
+    def help_text(self) -> str:
+        """Every key with its type, default, limits and help (``--help-config``)."""
+        shorts = {path: short for short, path in self.short_names.items() if short != path}
+        lines = ["Config keys (key=value on the command line; a short name works where "
+                 "shown):"]
+        current = None
+        for path, f in self.fields.items():
+            head = path.split(".")[0] if "." in path else None
+            if head != current and head is not None:
+                lines.append(f"{head}: {self.sections[head]}")
+            current = head
+            limits = _limits_text(f.metadata)
+            extra = [f"short: {shorts[path]}"] if path in shorts else []
+            if f.metadata.get("choices"):
+                extra.append("one of " + ", ".join(f.metadata["choices"])
+                             + (f" or {f.metadata['also']}" if f.metadata.get("also") else ""))
+            if limits:
+                extra.append(limits)
+            if f.merge:
+                extra.append(f"merged key by key: {path}.KEY=value")
+            tail = f"  ({'; '.join(extra)})" if extra else ""
+            lines.append(f"  {path}: {_type_name(f.type)} = {_show(f.default)}{tail}")
+            lines.append(f"      {f.metadata['help']}")
+        return "\n".join(lines)
+
+    def hyperparameters_markdown(self, cfg: dict) -> str:
+        """The resolved config as a markdown table, for TensorBoard's text tab (as CleanRL
+        logs its arguments)."""
+        rows = ["| key | value |", "| --- | --- |"]
+        rows += [f"| {path} | {_show(_get(cfg, path))} |" for path in self.fields]
+        return "\n".join(rows)
 
 
-def build(config_file: str | Path | None = None, overrides: list[str] | dict | None = None,
-          base: dict | None = None) -> dict:
-    """The defaults, then ``base`` (e.g. a run's saved config), the config file and the
-    overrides, checked and resolved (a plain dict)."""
-    cfg = OmegaConf.structured(TrainConfig)
-    layers = [base or {}]
-    if config_file is not None:
-        layers.append(load_file(config_file))
-    if isinstance(overrides, dict):
-        layers.append(overrides)
-    elif overrides:
-        layers.append(parse_overrides(list(overrides)))
-    for layer in layers:
-        _apply(cfg, flatten(layer))
-    return _resolve_rules(_check(OmegaConf.to_container(cfg, resolve=False)))
+def dump(cfg: dict) -> str:
+    """A resolved config as YAML (a run's ``config.yaml``)."""
+    return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=None)
 
 
-def resolve(cfg: dict) -> dict:
-    """Checks a complete config dict and expands its rules into every option (a new dict)."""
-    return build(base=cfg)
+def _show(value: Any) -> str:
+    """A value as YAML on one line (``null``, ``[256, 256]``, ``{heuristic: 0.8}``)."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip() \
+        .removesuffix("...").strip()
 
 
-# ---------------------------------------------------------------------- checks
-def _check(cfg: dict) -> dict:
-    """The limits of the fields' metadata, then what relates several keys."""
-    for path, f in FIELDS.items():
-        value = _get(cfg, path)
-        meta = f.metadata
-        if value is None:
-            continue
-        choices = meta.get("choices")
-        if choices and value not in choices and not (path == "vec_env" and ":" in value):
-            extra = " or module:function" if path == "vec_env" else ""
-            raise ConfigError(f"{path}={value!r}: allowed values are "
-                              f"{', '.join(choices)}{extra}")
-        bad = (("gt" in meta and not value > meta["gt"])
-               or ("ge" in meta and not value >= meta["ge"])
-               or ("le" in meta and not value <= meta["le"]))
-        if bad:
-            nullable = " (or null)" if f.default is None or "null" in _type_name(f.type) else ""
-            raise ConfigError(f"{path}={value!r}: must be {_limits_text(meta)}{nullable}")
+def add_arguments(parser, default_config: Path | None) -> None:
+    """The config arguments every entry point takes: ``key=value`` overrides,
+    ``--config``, ``--print-config`` and ``--help-config``."""
+    parser.add_argument("overrides", nargs="*", metavar="key=value",
+                        help="config overrides (YAML values, dotted keys; --help-config "
+                        "lists every key)")
+    default = f" (default {default_config.name})" if default_config else ""
+    parser.add_argument("--config", help=f"a config YAML{default}")
+    parser.add_argument("--print-config", action="store_true",
+                        help="print the resolved config and exit")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every config key with its type, default and help, and exit")
+
+
+# ---------------------------------------------------------------------- shared checks
+def playable_bots() -> list[str]:
+    """The registered bots that can sit at a table by themselves (not the human, not a
+    policy without its file)."""
+    from agents import REGISTRY
+
+    return [name for name in REGISTRY if name not in ("human", "ppo")]
+
+
+def check_mix(key: str, mix: dict, also: tuple[str, ...] = ()) -> None:
+    """An opponent mix ``{bot: weight}``: bots of ``playable_bots()`` (and the names of
+    ``also``: ``"self"``, ``"ppo:"`` for any ``ppo:PATH``), weights >= 0, not all 0."""
+    if not mix:
+        raise ConfigError(f"{key} is empty: give at least one bot with a weight")
+    bots = playable_bots()
+    for name, weight in mix.items():
+        name = str(name)
+        if name not in bots and name not in also \
+                and not ("ppo:" in also and name.startswith("ppo:")):
+            close = difflib.get_close_matches(name, [*bots, *also], n=3)
+            extra = "".join(f", {a}PATH" if a == "ppo:" else f", {a!r}" for a in also)
+            raise ConfigError(f"{key}: unknown bot {name!r}{_hint(close)} (the built-in "
+                              f"bots: {', '.join(bots)}{extra})")
+        if weight < 0:
+            raise ConfigError(f"{key}.{name}={weight!r}: a weight >= 0")
+    if sum(mix.values()) <= 0:
+        raise ConfigError(f"{key}: the weights sum to 0")
+
+
+def check_teacher(key: str, teacher: str | None) -> None:
+    """A warm start's teacher: a bot of ``playable_bots()`` or null."""
+    bots = playable_bots()
+    if teacher is not None and teacher not in bots:
+        close = difflib.get_close_matches(str(teacher), bots, n=3)
+        raise ConfigError(f"{key}={teacher!r}: a built-in bot ({', '.join(bots)}) or null "
+                          f"(no warm start){_hint(close)}")
+
+
+# ---------------------------------------------------------------------- train/ppo.py
+def _check_train(cfg: dict) -> dict:
+    """What relates several keys of ``TrainConfig``, then ``rules`` resolved."""
     arch = cfg["policy"]["net_arch"]
     if not arch or not all(h > 0 for h in arch):
         raise ConfigError(f"policy.net_arch={arch!r}: a list of positive layer widths")
@@ -481,49 +636,18 @@ def _check(cfg: dict) -> dict:
     if unknown:
         raise ConfigError(f"policy.hide_from_actor: unknown observation segment(s) "
                           f"{unknown}; the segments are {', '.join(segments)}")
-    _check_agents(cfg)
-    return cfg
-
-
-def _get(cfg: dict, path: str) -> Any:
-    for p in path.split("."):
-        cfg = cfg[p]
-    return cfg
-
-
-def _unknown_agent(key: str, name: str, known: list[str], what: str) -> ConfigError:
-    close = difflib.get_close_matches(str(name), known, n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return ConfigError(f"{key}: unknown {what} {name!r}{hint}")
-
-
-def _check_agents(cfg: dict) -> None:
-    from agents import REGISTRY
-
-    mix = cfg["league"]["opponents"]
-    if not mix:
-        raise ConfigError("league.opponents is empty: give at least one opponent with a weight")
-    for name, weight in mix.items():
-        if name != "self" and name not in REGISTRY and not str(name).startswith("ppo:"):
-            error = _unknown_agent("league.opponents", name, [*REGISTRY, "self"], "opponent")
-            raise ConfigError(f"{error} (agent names, 'ppo:PATH' or 'self' for the snapshot "
-                              "pool)")
-        if name == "human":
-            raise ConfigError("league.opponents: 'human' cannot train")
-        if weight < 0:
-            raise ConfigError(f"league.opponents.{name}={weight!r}: a weight >= 0")
-    if sum(mix.values()) <= 0:
-        raise ConfigError("league.opponents: the weights sum to 0")
-    teacher = cfg["pretrain"]["teacher"]
-    if teacher is not None and cfg["pretrain"]["data"]:
+    check_mix("league.opponents", cfg["league"]["opponents"], also=("self", "ppo:"))
+    if cfg["pretrain"]["teacher"] is not None and cfg["pretrain"]["data"]:
         raise ConfigError("pretrain.teacher and pretrain.data are alternatives: set one "
                           "(the other null)")
-    if teacher is not None and (teacher not in REGISTRY or teacher in ("human", "ppo")):
-        raise _unknown_agent("pretrain.teacher", teacher, list(REGISTRY),
-                             "or unusable agent")
+    check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
+    from agents import REGISTRY
+
     for name in cfg["eval"]["opponents"]:
         if name not in REGISTRY and not str(name).startswith("ppo:"):
-            raise _unknown_agent("eval.opponents", name, list(REGISTRY), "agent")
+            close = difflib.get_close_matches(str(name), list(REGISTRY), n=3)
+            raise ConfigError(f"eval.opponents: unknown agent {name!r}{_hint(close)}")
+    return _resolve_rules(cfg)
 
 
 def _resolve_rules(cfg: dict) -> dict:
@@ -531,7 +655,7 @@ def _resolve_rules(cfg: dict) -> dict:
     ``num_players`` over both) and ``num_players`` set from them."""
     options: dict[str, Any] = {}
     if cfg["rules_file"]:
-        path = _find(cfg["rules_file"])
+        path = find_file(cfg["rules_file"], "rules")
         if not path.exists():
             raise ConfigError(f"rules_file not found: {cfg['rules_file']}")
         try:
@@ -554,45 +678,21 @@ def _resolve_rules(cfg: dict) -> dict:
     return cfg
 
 
-# ---------------------------------------------------------------------- output
-def dump(cfg: dict) -> str:
-    """A resolved config as YAML (a run's ``config.yaml``)."""
-    return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=None)
+#: ``train/ppo.py``'s config; the names below are its API.
+TRAIN = Schema(TrainConfig, prefer="ppo", check=_check_train)
+FIELDS: dict[str, Key] = TRAIN.fields
+SECTIONS = tuple(TRAIN.sections)
+SHORT_NAMES = TRAIN.short_names
+DEFAULTS: dict[str, Any] = TRAIN.defaults
+canonical_key = TRAIN.canonical_key
+parse_overrides = TRAIN.parse_overrides
+flatten = TRAIN.flatten
+load_file = TRAIN.load_file
+build = TRAIN.build
+help_text = TRAIN.help_text
+hyperparameters_markdown = TRAIN.hyperparameters_markdown
 
 
-def help_text() -> str:
-    """Every key with its type, default, limits and help (``--help-config``)."""
-    shorts = {path: short for short, path in SHORT_NAMES.items() if short != path}
-    sections = {f.name: f.metadata["help"] for f in dataclasses.fields(TrainConfig)
-                if f.name in SECTIONS}
-    lines = ["Config keys (key=value on the command line; a short name works where shown):"]
-    current = None
-    for path, f in FIELDS.items():
-        head = path.split(".")[0] if "." in path else None
-        if head != current and head is not None:
-            lines.append(f"{head}: {sections[head]}")
-        current = head
-        limits = _limits_text(f.metadata)
-        extra = [f"short: {shorts[path]}"] if path in shorts else []
-        if f.metadata.get("choices"):
-            extra.append("one of " + ", ".join(f.metadata["choices"]))
-        if limits:
-            extra.append(limits)
-        tail = f"  ({'; '.join(extra)})" if extra else ""
-        lines.append(f"  {path}: {_type_name(f.type)} = {_show(f.default)}{tail}")
-        lines.append(f"      {f.metadata['help']}")
-    return "\n".join(lines)
-
-
-def hyperparameters_markdown(cfg: dict) -> str:
-    """The resolved config as a markdown table, for TensorBoard's text tab (as CleanRL
-    logs its arguments)."""
-    rows = ["| key | value |", "| --- | --- |"]
-    rows += [f"| {path} | {_show(_get(cfg, path))} |" for path in FIELDS]
-    return "\n".join(rows)
-
-
-def _show(value: Any) -> str:
-    """A value as YAML on one line (``null``, ``[256, 256]``, ``{heuristic: 0.8}``)."""
-    return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip() \
-        .removesuffix("...").strip()
+def resolve(cfg: dict) -> dict:
+    """Checks a complete config dict and expands its rules into every option (a new dict)."""
+    return build(base=cfg)

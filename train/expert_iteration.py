@@ -50,7 +50,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +59,26 @@ if __package__ in (None, ""):  # `python train/expert_iteration.py`
 
 import numpy as np
 import yaml
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
+from agents.search import MODES
 from pis_env.engine import NUM_ACTIONS
-from train import config as ppo_config_mod
-from train.config import REPO_ROOT, ConfigError
+from pis_env.shipped import shipped_dir
+from train.config import (
+    MAX_SEED,
+    TRAIN,
+    ConfigError,
+    Schema,
+    add_arguments,
+    check_mix,
+    dump,
+    find_file,
+    mapping,
+    param,
+    section,
+    yaml_error,
+)
 
-DEFAULT_CONFIG = REPO_ROOT / "configs" / "expert_iteration_2p.yaml"
+DEFAULT_CONFIG = shipped_dir("config") / "expert_iteration_2p.yaml"
 #: Games per labelling task.
 GAME_CHUNK = 20
 #: What the network is taught at a labelled position (``ExpertIterationConfig.target``).
@@ -76,97 +88,66 @@ TARGETS = ("improve", "search")
 # ---------------------------------------------------------------------- config
 @dataclass
 class LabellerConfig:
-    rollouts: int = 512          # the search's rollouts per labelled decision
-    determinize: str = "belief"  # belief | hints | uniform
-    confidence: float = 1.0      # agents.mc.choose_action's gate (standard errors)
+    rollouts: int = param(512, "the search's rollouts per labelled decision", ge=1)
+    determinize: str = param("belief", "how the search deals the hidden cards "
+                             "(agents.search)", choices=MODES)
+    confidence: float = param(1.0, "agents.mc.choose_action's gate (standard errors)", ge=0)
 
 
 @dataclass
 class ExpertIterationConfig:
-    name: str = "ei_2p"
-    run_dir: str | None = None   # default runs/<name>-<timestamp>
-    seed: int = 0
-    ppo_config: str = "configs/ppo_2p.yaml"  # train/ppo.py's config of the train stage
-    ppo: dict[str, Any] = field(default_factory=dict)  # its overrides (nested keys)
-    init_policy: str | None = None  # the first network (null: ppo_config's own start)
-    iterations: int = 4
-    games: int = 1000            # labelled games per iteration
-    opponents: dict[str, float] = field(default_factory=lambda: {"heuristic": 1.0})
-    sample: bool = True          # the network samples its moves (false: its argmax)
-    labeller: LabellerConfig = field(default_factory=LabellerConfig)
-    target: str = "improve"      # improve: the network's own move unless the search's
-    #                              beats it by more than margin; search: always the search's
-    margin: float = 10.0         # points of the search's score (100 per unit of win)
-    window: int = 2              # iterations of data the network imitates
-    max_minutes: float | None = None  # no new iteration after this much time
-    backend: str = "local"       # local | ray
-    address: str | None = None   # Ray cluster (default RAY_ADDRESS or a local Ray)
-    workers: int | None = None   # labelling processes / Ray tasks in flight
+    """A run of ``train/expert_iteration.py`` (the module docstring explains the loop)."""
+
+    name: str = param("ei_2p", "run name: the run directory is runs/<name>-<timestamp>")
+    run_dir: str | None = param(None, "explicit run directory (overrides name)")
+    seed: int = param(0, "seed of the labelled games", ge=0, le=MAX_SEED)
+    ppo_config: str = param("configs/ppo_2p.yaml", "train/ppo.py's config of each "
+                            "iteration's train stage", path=True)
+    ppo: dict[str, Any] = mapping({}, "train/ppo.py overrides of each train stage, nested "
+                                  "or dotted (ppo.max_minutes=2.5; python train/ppo.py "
+                                  "--help-config lists its keys)")
+    init_policy: str | None = param(None, "the first network, a policy file of "
+                                       "train/ppo.py (null: ppo_config's own start)")
+    iterations: int = param(4, "label-then-train iterations", ge=1)
+    games: int = param(1000, "labelled games per iteration", ge=1)
+    opponents: dict[str, float] = param(
+        {"heuristic": 1.0}, "the mix each other seat of a labelled game is drawn from: bot "
+        "names, 'ppo:PATH', and 'self' for the current network")
+    sample: bool = param(True, "the network samples its moves (false: its argmax)")
+    labeller: LabellerConfig = section(LabellerConfig, "the search that labels the positions")
+    target: str = param("improve", "improve: the network's own move unless the search's "
+                        "beats it by more than margin; search: always the search's",
+                        choices=TARGETS)
+    margin: float = param(10.0, "points of the search's score (100 per unit of win) a "
+                          "correction must gain", ge=0)
+    window: int = param(2, "iterations of data the network imitates", ge=1)
+    max_minutes: float | None = param(None, "no new iteration after this much time (null: "
+                                         "no limit)", gt=0)
+    backend: str = param("local", "where the labelling runs: local processes or Ray tasks",
+                         choices=("local", "ray"))
+    address: str | None = param(None, "Ray cluster (null: RAY_ADDRESS or a local Ray)")
+    workers: int | None = param(None, "labelling processes / Ray tasks in flight (null: "
+                                   "every core)", ge=1)
+
+
+def _check(cfg: dict) -> dict:
+    check_mix("opponents", cfg["opponents"], also=("self", "ppo:"))
+    try:  # the train stage's overrides: their keys now, their values with ppo_config
+        TRAIN.flatten(cfg["ppo"], "ppo")
+    except ConfigError as e:
+        raise ConfigError(f"ppo (train/ppo.py overrides): {e}") from None
+    return cfg
+
+
+#: The config of ``train/expert_iteration.py`` (``train.config.Schema``).
+CONFIG = Schema(ExpertIterationConfig, check=_check)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
                 base: dict | None = None) -> dict:
     """Defaults, ``base`` (a run's saved config), the YAML file, then ``key=value``
     overrides: checked (``ConfigError`` naming the key) and returned as a plain dict."""
-    cfg = OmegaConf.structured(ExpertIterationConfig)
-    try:
-        if base:
-            cfg = OmegaConf.merge(cfg, base)
-        if path is not None:
-            p = Path(path)
-            if not p.is_file() and (REPO_ROOT / p).is_file():
-                p = REPO_ROOT / p
-            if not p.is_file():
-                raise ConfigError(f"config file not found: {path}")
-            try:
-                data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-            except yaml.YAMLError as e:
-                raise ConfigError(ppo_config_mod.yaml_error(p, e)) from e
-            cfg = OmegaConf.merge(cfg, data)
-        if overrides:
-            cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(list(overrides)))
-    except OmegaConfBaseException as e:
-        raise ConfigError(str(e).splitlines()[0]) from e
-    out = OmegaConf.to_container(cfg)
-    check(out)
-    return out
-
-
-def check(cfg: dict) -> None:
-    from agents import REGISTRY
-    from agents.search import MODES
-
-    positive = {"iterations": 1, "games": 1, "window": 1, "labeller.rollouts": 1}
-    for key, low in positive.items():
-        value = cfg
-        for part in key.split("."):
-            value = value[part]
-        if value < low:
-            raise ConfigError(f"{key}={value!r}: must be >= {low}")
-    if not 0 <= cfg["seed"] < 2**31:
-        raise ConfigError(f"seed={cfg['seed']!r}: must be in [0, 2**31)")
-    if cfg["labeller"]["determinize"] not in MODES:
-        raise ConfigError(f"labeller.determinize={cfg['labeller']['determinize']!r}: one of "
-                          f"{', '.join(MODES)}")
-    if cfg["target"] not in TARGETS:
-        raise ConfigError(f"target={cfg['target']!r}: one of {', '.join(TARGETS)}")
-    if cfg["margin"] < 0:
-        raise ConfigError(f"margin={cfg['margin']!r}: must be >= 0")
-    if cfg["backend"] not in ("local", "ray"):
-        raise ConfigError(f"backend={cfg['backend']!r}: local or ray")
-    if cfg["workers"] is not None and cfg["workers"] < 1:
-        raise ConfigError(f"workers={cfg['workers']!r}: must be >= 1 (or null: every core)")
-    if cfg["max_minutes"] is not None and cfg["max_minutes"] <= 0:
-        raise ConfigError(f"max_minutes={cfg['max_minutes']!r}: must be > 0 (or null)")
-    mix = cfg["opponents"]
-    if not mix or sum(mix.values()) <= 0 or min(mix.values()) < 0:
-        raise ConfigError(f"opponents={mix!r}: bot names with weights >= 0, not all 0")
-    for name in mix:
-        if name != "self" and name not in REGISTRY and not name.startswith("ppo:"):
-            raise ConfigError(f"opponents: unknown bot {name!r} (agent names, 'ppo:PATH' or "
-                              "'self' for the current network)")
-        if name in ("human", "ppo"):
-            raise ConfigError(f"opponents: {name!r} cannot sit at a labelling table")
+    return CONFIG.build(path, overrides, base)
 
 
 def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None = None,
@@ -179,10 +160,7 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
         overrides["init_policy"] = policy
     if data:
         overrides.update({"pretrain.teacher": None, "pretrain.data": list(data)})
-    path = Path(cfg["ppo_config"])
-    if not path.is_file() and (REPO_ROOT / path).is_file():
-        path = REPO_ROOT / path
-    return ppo_config_mod.build(path, overrides)
+    return TRAIN.build(find_file(cfg["ppo_config"]), overrides)
 
 
 # ---------------------------------------------------------------------- stage 1: labels
@@ -313,6 +291,21 @@ def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
 
 
 # ---------------------------------------------------------------------- the run
+def _saved(run_dir: str | Path) -> dict:
+    """The saved config of a run directory (a ``ConfigError`` when there is none)."""
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run of "
+                          "train/expert_iteration.py)")
+    try:
+        saved = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(yaml_error(path, e)) from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path}: corrupt config (not a mapping of keys)")
+    return saved
+
+
 class Run:
     """A run directory: ``config.yaml``, ``state.json``, ``progress.jsonl``, ``iter_<k>/``."""
 
@@ -332,20 +325,16 @@ class Run:
                               "another run_dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         cfg = dict(cfg, run_dir=str(run_dir))
-        atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=False))
+        atomic_write_text(run_dir / "config.yaml", dump(cfg))
         return cls(run_dir, cfg)
 
     @classmethod
     def open(cls, run_dir: Path, overrides: list[str] | None = None) -> Run:
         from train.checkpoint import atomic_write_text
 
-        if not (run_dir / "config.yaml").is_file():
-            raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run of "
-                              "train/expert_iteration.py)")
-        saved = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
-        cfg = load_config(None, overrides, base=saved)
+        cfg = load_config(None, overrides, base=_saved(run_dir))
         if overrides:
-            atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=False))
+            atomic_write_text(run_dir / "config.yaml", dump(cfg))
         state_path = run_dir / "state.json"
         state = json.loads(state_path.read_text(encoding="utf-8")) if state_path.is_file() \
             else None
@@ -466,38 +455,51 @@ def _iterate(r: Run, t_start: float, say) -> dict:
 
 # ---------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
+    from agents.cli import error_exit
+
     p = argparse.ArgumentParser(prog="python train/expert_iteration.py",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default=None, help=f"YAML config (default {DEFAULT_CONFIG})")
-    p.add_argument("--resume", default=None, metavar="RUN_DIR")
+    add_arguments(p, DEFAULT_CONFIG)
+    p.add_argument("--resume", default=None, metavar="RUN_DIR",
+                   help="continue the run in RUN_DIR (with its saved config)")
     p.add_argument("--save-to", default=None, help="copy the final policy.zip (and .pt) here")
-    p.add_argument("--quiet", action="store_true")
-    p.add_argument("overrides", nargs="*", metavar="key=value")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
+    if args.help_config:
+        print(CONFIG.help_text())
+        return 0
+    if args.resume and args.config:
+        p.error("--resume uses the run's saved config: drop --config")
+    if args.print_config:
+        try:
+            cfg = load_config(None if args.resume else args.config or DEFAULT_CONFIG,
+                              args.overrides, base=_saved(args.resume) if args.resume else None)
+        except ConfigError as e:
+            return error_exit(p.prog, str(e))
+        print(dump(cfg), end="")
+        return 0
     from train.ppo import _raise_interrupt
 
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill saves the run
     try:
-        return _main(args)
+        return _main(args, p.prog)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: argparse.Namespace, prog: str) -> int:
+    from agents.cli import error_exit
     from train.checkpoint import CheckpointError
     from train.ppo import copy_policy
 
     try:
         if args.resume:
-            if args.config:
-                raise ConfigError("--resume uses the run's saved config: drop --config")
             summary = run(resume=args.resume, overrides=args.overrides, verbose=not args.quiet)
         else:
             cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
             summary = run(cfg, verbose=not args.quiet)
     except (ConfigError, CheckpointError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(prog, str(e))
     if summary["status"] != "finished":
         return 130
     if args.save_to and summary.get("policy"):

@@ -158,7 +158,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     before = signal.getsignal(signal.SIGTERM)
     assert EI.main([f"run_dir={tmp_path / 'x'}", "games=-1"]) == 2
     assert signal.getsignal(signal.SIGTERM) is before  # the CLI's handler does not leak
-    assert capsys.readouterr().err.startswith("error: games=-1")
+    assert capsys.readouterr().err.startswith("python train/expert_iteration.py: error: games=-1")
     assert EI.main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no config.yaml" in capsys.readouterr().err
 
