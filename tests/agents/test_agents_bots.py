@@ -3,25 +3,20 @@
 * every bot only plays legal actions through ``pis_env.env`` for 2-7 players and the rules
   variants (``illegal_action="raise"``: one illegal move fails the test);
 * each bot is deterministic given its seed;
-* strength on duplicate deals (each deck played twice, seats swapped): heuristic beats
-  greedy and greedy beats random, with the 95% Wilson interval above 50%;
+* strength on duplicate deals (``agents.tournament``: each deck played twice, seats
+  swapped): heuristic beats greedy and greedy beats random, with the 95% Wilson interval
+  above 50%;
 * ``ObservedPosition`` rebuilds a state whose observation is the original observation;
 * a few hand-made positions check the heuristic's strategy rules.
 
-This file doubles as the measurement script for docs/results.md's numbers, e.g.::
-
-    .venv/bin/python tests/agents/test_agents_bots.py mc heuristic --decks 500 --workers 2 \\
-        --agent-a-kwargs '{"samples": 24, "rollouts": 2}'
+Measurements (a bot's win rate at a budget) go through the tournament's command, e.g.
+``python -m agents.tournament --agents "mc?samples=24&rollouts=2,heuristic" --players 2
+--deals 500 --workers 2``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +35,7 @@ from agents.heuristic import (
 )
 from agents.mc import MonteCarloAgent, choose_action, deal_score
 from agents.state_from_obs import ObservedPosition, state_from_observation
+from agents.tournament import run_tournament
 from pis_env.cards import FULL_DECK, mask_of, parse_card
 from pis_env.engine import DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PLAY, GameState
 from pis_env.observation import ObservationEncoder, decode_observation
@@ -48,125 +44,6 @@ from pis_env.rules import Rules
 ROOT = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------- helpers
-
-
-def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95% for z = 1.96)."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    denom = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return centre - half, centre + half
-
-
-def play_deal(env, seated: dict, deck: list[int], dealer: int, seed: int) -> GameState:
-    """Play one deal of ``env`` with a stacked deck; ``seated`` maps agent name -> bot.
-    Every action is checked against the mask."""
-    env.reset(seed=seed, options={"deck": deck, "dealer": dealer})
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = seated[name].act(obs)
-        assert obs["action_mask"][action] == 1, f"{seated[name]!r} played illegal {action}"
-        env.step(action)
-    return env.unwrapped.game
-
-
-def _duplicate_chunk(args) -> tuple[float, int, float, float, float, int]:
-    name_a, kw_a, name_b, kw_b, first, count, seed, options = args
-    env = pis_env.env(**options)
-    wins = 0.0
-    deals = 0
-    diff = 0.0
-    diff_sq = 0.0
-    decision_time = 0.0
-    decisions = 0
-    for k in range(first, first + count):
-        rng = np.random.default_rng([seed, k])
-        deck = rng.permutation(52).tolist()
-        dealer = int(rng.integers(2))
-        for a_seat in (0, 1):
-            bot_seed = int(rng.integers(2**31))
-            a = agents.make(name_a, num_players=2, seed=bot_seed, **kw_a)
-            b = agents.make(name_b, num_players=2, seed=bot_seed + 1, **kw_b)
-            timed = _Timed(a)
-            seated = {f"player_{a_seat}": timed, f"player_{1 - a_seat}": b}
-            game = play_deal(env, seated, deck, dealer, seed=k)
-            decision_time += timed.seconds
-            decisions += timed.decisions
-            w = game.winners
-            if game.end_reason == "truncated":
-                wins += 0.5
-            elif w[a_seat] and w[1 - a_seat]:
-                wins += 0.5
-            elif w[a_seat]:
-                wins += 1.0
-            if game.charges is not None and game.end_reason != "truncated":
-                d = game.charges[1 - a_seat] - game.charges[a_seat]
-                diff += d
-                diff_sq += d * d
-            deals += 1
-    return wins, deals, diff, decision_time, diff_sq, decisions
-
-
-class _Timed:
-    """Wraps a bot, adding up the seconds spent in ``act`` and counting its decisions."""
-
-    def __init__(self, bot):
-        self.bot = bot
-        self.seconds = 0.0
-        self.decisions = 0
-
-    def act(self, observation):
-        t = time.perf_counter()
-        action = self.bot.act(observation)
-        self.seconds += time.perf_counter() - t
-        self.decisions += 1
-        return action
-
-    def __repr__(self):
-        return repr(self.bot)
-
-
-def duplicate_match(name_a: str, name_b: str, decks: int, seed: int = 0,
-                    kwargs_a: dict | None = None, kwargs_b: dict | None = None,
-                    workers: int = 1, **options) -> dict:
-    """Two-player duplicate deals: each of ``decks`` seeded decks is played twice, with A
-    in seat 0 then in seat 1 (same dealer). Bots are rebuilt for every deal from seeds
-    derived from the deck, so the result does not depend on ``workers``. A deal won by
-    both (equal hand points at an empty stock) counts half. Returns A's deal win rate,
-    its 95% Wilson interval, the mean charge differential (B's charge - A's) and A's
-    thinking time."""
-    kwargs_a = kwargs_a or {}
-    kwargs_b = kwargs_b or {}
-    options = {"num_players": 2, **options}
-    chunks = max(1, min(workers * 4, decks))
-    bounds = np.linspace(0, decks, chunks + 1).astype(int)
-    jobs = [(name_a, kwargs_a, name_b, kwargs_b, int(lo), int(hi - lo), seed, options)
-            for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            results = list(pool.map(_duplicate_chunk, jobs))
-    else:
-        results = [_duplicate_chunk(job) for job in jobs]
-    wins = sum(r[0] for r in results)
-    deals = sum(r[1] for r in results)
-    diff = sum(r[2] for r in results)
-    seconds = sum(r[3] for r in results)
-    diff_sq = sum(r[4] for r in results)
-    decisions = sum(r[5] for r in results)
-    lo, hi = wilson(wins, deals)
-    mean = diff / deals
-    sd = math.sqrt(max(0.0, diff_sq / deals - mean * mean) * deals / max(1, deals - 1))
-    half = 1.96 * sd / math.sqrt(deals)
-    return {"a": name_a, "b": name_b, "deals": deals, "wins": wins, "win_rate": wins / deals,
-            "wilson_low": lo, "wilson_high": hi, "mean_charge_diff": mean,
-            "charge_diff_ci": (mean - half, mean + half), "a_seconds": seconds,
-            "a_decisions": decisions, "a_ms_per_decision": 1000 * seconds / max(1, decisions)}
 
 
 # --------------------------------------------------------------------------- legality
@@ -299,13 +176,27 @@ def test_mc_belief_particles_always_agree_with_the_observation():
 
 
 def test_mc_seed_changes_its_samples_not_its_legality():
-    env = pis_env.env()
-    env.reset(seed=5)
-    obs = env.observe(env.agent_selection)
-    a = MonteCarloAgent(seed=1, samples=3, rollouts=1)
-    b = MonteCarloAgent(seed=1, samples=3, rollouts=1)
-    assert a.act(obs) == b.act(obs)
-    assert a.last_values == b.last_values
+    """One seed, the same samples: the same values and moves. Another seed samples other
+    hidden hands (other values at some decisions), and every move is legal whatever the
+    seed."""
+    def values_and_moves(seed: int):
+        bot = MonteCarloAgent(seed=seed, samples=3, rollouts=1)
+        out = []
+        for obs in observations:
+            bot.reset()
+            action = bot.act(obs)
+            assert obs["action_mask"][action] == 1, (seed, action)
+            out.append((action, bot.last_values))
+        return out
+
+    observations = [obs for obs in _decisions_of_one_seat(60)
+                    if obs["action_mask"].sum() > 1][:20]
+    assert len(observations) == 20
+    first = values_and_moves(1)
+    assert values_and_moves(1) == first
+    others = [values_and_moves(seed) for seed in (2, 3)]
+    changed = sum(v != w for other in others for (_, v), (_, w) in zip(first, other))
+    assert changed > len(observations) // 2, changed
 
 
 @pytest.mark.parametrize("name,kwargs", [("random", {}), ("greedy", {}), ("heuristic", {}),
@@ -374,30 +265,21 @@ def test_reset_with_a_seed_restarts_the_bot_from_that_seed(name, kwargs):
 # --------------------------------------------------------------------------- strength
 
 
+def _duplicate_win_low(a: str, b: str, deals: int) -> float:
+    """The low end of ``a``'s 95% Wilson interval of deal wins against ``b`` over
+    ``deals`` two-player decks, each played in both seatings."""
+    res = run_tournament([a, b], num_players=2, deals=deals, seed=2024, workers=1,
+                         progress=False)
+    assert res.stats[a].games == 2 * deals  # no deal is cut short by the default rules
+    return res.stats[a].win_low
+
+
 def test_heuristic_beats_greedy_on_duplicate_deals():
-    result = duplicate_match("heuristic", "greedy", decks=500, seed=2024)
-    assert result["wilson_low"] > 0.5, result
+    assert _duplicate_win_low("heuristic", "greedy", 500) > 0.5
 
 
 def test_greedy_beats_random_on_duplicate_deals():
-    result = duplicate_match("greedy", "random", decks=300, seed=2024)
-    assert result["wilson_low"] > 0.5, result
-
-
-def test_wilson_interval():
-    lo, hi = wilson(50, 100)
-    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
-    lo, hi = wilson(0, 10)
-    assert lo == pytest.approx(0.0, abs=1e-12) and 0.27 < hi < 0.28
-    assert wilson(0, 0) == (0.0, 1.0)
-
-
-def test_duplicate_match_does_not_depend_on_workers():
-    one = duplicate_match("greedy", "random", decks=6, seed=3, workers=1)
-    two = duplicate_match("greedy", "random", decks=6, seed=3, workers=2)
-    for key in ("deals", "wins", "mean_charge_diff"):
-        assert one[key] == two[key]
-    assert one["deals"] == 12
+    assert _duplicate_win_low("greedy", "random", 300) > 0.5
 
 
 # --------------------------------------------------------------------------- state rebuild
@@ -670,30 +552,3 @@ def test_mc_overrules_the_heuristic_only_on_clear_evidence():
     # Without a gate the best mean wins.
     worse = np.column_stack([base, base - 1.0])
     assert choose_action([3, 7], worse, fallback=7, confidence=0.0) == 3
-
-
-# --------------------------------------------------------------------------- measuring
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Duplicate-deal match between two bots "
-                                     "(2 players; each deck played with seats swapped).")
-    parser.add_argument("a")
-    parser.add_argument("b")
-    parser.add_argument("--decks", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--agent-a-kwargs", default="{}", help="JSON, e.g. mc's budget")
-    parser.add_argument("--agent-b-kwargs", default="{}")
-    parser.add_argument("--options", default="{}", help="rules options as JSON")
-    args = parser.parse_args(argv)
-    t = time.time()
-    result = duplicate_match(args.a, args.b, args.decks, args.seed,
-                             json.loads(args.agent_a_kwargs), json.loads(args.agent_b_kwargs),
-                             workers=args.workers, **json.loads(args.options))
-    result["wall_seconds"] = time.time() - t
-    print(json.dumps(result, indent=1))
-
-
-if __name__ == "__main__":
-    main()
