@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: train test test-rllib bench notebooks fuzz clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt torch==2.13.0
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[train,dev]"
@@ -22,7 +22,7 @@ RLLIB_VENV ?= .venv-rllib
 RLLIB_STAMP := $(RLLIB_VENV)/.installed
 SITE := import sysconfig; print(sysconfig.get_paths()["purelib"])
 
-$(RLLIB_STAMP): $(STAMP) pyproject.toml constraints.txt
+$(RLLIB_STAMP): $(STAMP) pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(RLLIB_VENV)
 	$(PY) -c '$(SITE)' > "$$($(RLLIB_VENV)/bin/python -c '$(SITE)')/_pis_yedili_main_venv.pth"
 	$(RLLIB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[rllib]" "pytest>=8"
