@@ -231,6 +231,32 @@ MUTANTS: list[Mutant] = [
         test="tests/agents/test_agents_bots.py::test_heuristic_beats_greedy_on_duplicate_deals",
         why="the heuristic plays its lowest legal action id, no strategy",
     ),
+    Mutant(
+        name="weights-saved-without-digest",
+        file="agents/weights_file.py",
+        old="    data = dict(payload, **{DIGEST_KEY: payload_digest(payload)})\n",
+        new="    data = dict(payload)\n",
+        test="tests/train/test_train_hardening.py::"
+             "test_damaged_policy_pt_is_refused_naming_the_file",
+        why="exports carry no digest: an intact policy.pt loads with a warning",
+    ),
+    Mutant(
+        name="digest-ignores-tensor-bytes",
+        file="agents/weights_file.py",
+        old="        h.update(np.ascontiguousarray(array).tobytes())\n",
+        new="        pass\n",
+        test="tests/train/test_train_hardening.py::test_shipped_models_carry_a_digest[belief_4p.pt]",
+        why="the digest leaves out the tensors' bytes (a flipped weight goes unnoticed)",
+    ),
+    Mutant(
+        name="recording-rewrites-records",
+        file="scripts/record_shipped_moves.py",
+        old="        if key in arrays:\n            continue\n",
+        new="",
+        test="tests/agents/test_shipped_models.py::"
+             "test_recording_adds_a_missing_record_and_keeps_the_others",
+        why="the recording tool records every model again, old records included",
+    ),
     # ---- H2: one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",
@@ -258,6 +284,15 @@ MUTANTS: list[Mutant] = [
         test=("tests/agents/test_heuristic_variants.py::"
               "test_each_variant_plays_differently_from_the_heuristic"),
         why="the held-out bot plays with the default weights",
+    ),
+    Mutant(
+        name="config-no-nearest-key",
+        file="train/config.py",
+        old="        return _hint(close)\n",
+        new="        return \"\"\n",
+        test=("tests/train/test_train_config.py::"
+              "test_every_entry_point_has_one_config_system"),
+        why="an unknown key's error names no nearest key",
     ),
 ]
 

@@ -13,7 +13,8 @@ import torch
 
 import agents
 import pis_env
-from train.rllib_config import load_config
+from train.config import ConfigError
+from train.rllib_config import dump, load_config
 from train.rllib_env import MaskKeysWrapper, make_aec_env
 from train.rllib_export import export_module
 from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
@@ -174,18 +175,33 @@ def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
     ("stop.minutes=0", "stop.minutes"),
     ("pretrain.teacher=human", "pretrain.teacher='human'"),
     ("pretrain.teacher=nosuchbot", "built-in bot"),
-    ("pretrain.decisions=0", "pretrain.decisions must be an int >= 1"),
+    ("pretrain.decisions=0", "pretrain.decisions=0: must be > 0"),
     ("pretrain.epochs=1.5", "pretrain.epochs"),
     ("pretrain.batch_size=true", "pretrain.batch_size"),
-    ("pretrain.learning_rate=0", "pretrain.learning_rate must be a positive number"),
-    ("pretrain.value_coef=-1", "pretrain.value_coef must be a number >= 0"),
+    ("pretrain.learning_rate=0", r"pretrain.learning_rate=0.0: must be > 0"),
+    ("pretrain.value_coef=-1", r"pretrain.value_coef=-1.0: must be >= 0"),
     ("pretrain.collector=gpu", "pretrain.collector"),
     ("pretrain.epoch=3", "unknown config key 'pretrain.epoch'"),
     ("pretrain=null", "pretrain.teacher=null skips"),
+    ("rules.draw_rul=one", "did you mean rules.draw_rule"),
+    ("stop.minuts=5", "did you mean stop.minutes"),
 ])
 def test_bad_config_is_a_clear_error(override, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ConfigError, match=match):
         load_config(None, [override])
+
+
+def test_config_sections_merge_as_declared(tmp_path):
+    """``model`` and ``ppo`` go to RLlib as they are, merged key by key over the defaults;
+    ``opponents`` is replaced whole; a run's saved config reads back the same."""
+    cfg = load_config(None, ["ppo.lr=3e-4", "model.fcnet_hiddens=[64]",
+                             "opponents={mc: 1}", "rules.num_players=3"])
+    assert cfg["ppo"]["lr"] == 3e-4 and cfg["ppo"]["num_epochs"] == 4
+    assert cfg["model"] == {"fcnet_hiddens": [64], "fcnet_activation": "tanh",
+                            "vf_share_layers": False}
+    assert cfg["opponents"] == {"mc": 1.0} and cfg["rules"]["num_players"] == 3
+    (tmp_path / "config.yaml").write_text(dump(cfg))
+    assert load_config(tmp_path / "config.yaml") == cfg
 
 
 def test_export_refuses_other_architectures():

@@ -37,9 +37,9 @@ try:
 except ModuleNotFoundError as _missing:
     if _missing.name not in ("train", "train.config", "pis_env", "pis_env.shipped"):
         raise
-    print("train/ppo.py: the 'train' package is not importable: install the project (make, "
-          "or pip install -e '.[train]') or run python -m train.ppo from the repository root",
-          file=sys.stderr)
+    print("python train/ppo.py: error: the 'train' package is not importable: install the "
+          "project (make, or pip install -e '.[train]') or run python -m train.ppo from the "
+          "repository root", file=sys.stderr)
     sys.exit(2)
 
 #: The shipped 2-player recipe (``configs/ppo_2p.yaml``; found in a wheel too).
@@ -520,6 +520,8 @@ def _raise_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agents.cli import error_exit
+
     parser = argparse.ArgumentParser(
         prog="python train/ppo.py",
         description="Train a MaskablePPO agent for Pis Yedili against a league of bots and "
@@ -529,15 +531,10 @@ def main(argv: list[str] | None = None) -> int:
                "rules=configs/rules/x.yaml league.opponents='{heuristic: 0.5, self: 0.5}' "
                "seed=1 run_dir=runs/mine. --help-config lists every key.",
     )
-    parser.add_argument("overrides", nargs="*", metavar="key=value")
-    parser.add_argument("--config", help=f"a config YAML (default {DEFAULT_CONFIG.name})")
+    config_mod.add_arguments(parser, DEFAULT_CONFIG)
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
     parser.add_argument("--save-to", metavar="PATH",
                         help="also copy the final policy.zip (and .pt) to PATH")
-    parser.add_argument("--print-config", action="store_true",
-                        help="print the resolved config and exit")
-    parser.add_argument("--help-config", action="store_true",
-                        help="list every config key with its type, default and help, and exit")
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     args = parser.parse_args(argv)
     if args.help_config:
@@ -553,8 +550,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.config or (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None),
                 args.overrides)
     except ConfigError as e:
-        print(f"config error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(parser.prog, str(e))
     if args.print_config:
         print(config_mod.dump(cfg), end="")
         return 0
@@ -571,8 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             summary = run(cfg, evaluate=not args.no_eval, trusted_modules=trusted)
     except (ConfigError, CheckpointError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(parser.prog, str(e))
     except KeyboardInterrupt:  # after training (while saving or evaluating)
         print("\ninterrupted after training: the checkpoint and the policy saved so far are "
               "in the run directory", file=sys.stderr)

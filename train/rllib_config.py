@@ -1,141 +1,134 @@
-"""The config of ``train/rllib_ppo.py``: ``configs/rllib_ppo.yaml`` plus ``key=value`` overrides.
+"""The config of ``train/rllib_ppo.py``: ``RLlibConfig`` below, read by ``train.config``'s
+machinery (YAML files, ``key=value`` overrides, ``--help-config``, the nearest key named
+for a typo) like every training entry point's.
 
-Kept apart from ``train.config`` (the SB3 pipeline's, with its own keys): this one only
-holds what the RLlib run needs, and refuses any key it does not know, naming the valid
-ones, so that a typo never trains with a silent default.
+Its own keys, not ``train/ppo.py``'s: the RLlib run holds one learning seat against fixed
+bots, so it has no league or snapshot pool. The sections say where each key goes:
+``env_runners`` (RLlib's sampling processes), ``model`` and ``ppo`` (keyword arguments
+passed straight to RLlib's ``DefaultModelConfig`` and ``PPOConfig.training``: mappings,
+merged key by key and checked by RLlib itself), ``pretrain`` (the warm start of
+``train.rllib_pretrain``), ``stop`` (the time budget) and the evaluation keys.
 """
 
 from __future__ import annotations
 
-import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from pis_env import shipped
+from pis_env import Rules, shipped
+from train.config import (
+    MAX_SEED,
+    ConfigError,
+    ImitationConfig,
+    Schema,
+    check_mix,
+    check_teacher,
+    dump,
+    mapping,
+    param,
+    section,
+)
+from train.rllib_pretrain import COLLECTORS
 
 DEFAULT_CONFIG = shipped.shipped_dir("config") / "rllib_ppo.yaml"
-#: Sections whose keys are passed through to RLlib (checked by RLlib itself).
-FREE_SECTIONS = ("rules", "opponents", "ppo", "model")
+#: Activations the exported policy (``train.rllib_export``) can run.
 ACTIVATIONS = ("tanh", "relu")
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> dict:
-    """The defaults file, then ``path`` (a partial or full config), then overrides."""
-    cfg = _read(DEFAULT_CONFIG)
-    if path is not None and Path(path).resolve() != DEFAULT_CONFIG:
-        _merge(cfg, _read(shipped.resolve(path, "config")), "")
-    for item in overrides or []:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"overrides are key=value (dotted keys), got {item!r}")
-        tree: dict = {}
-        node = tree
-        parts = key.strip().split(".")
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-        node[parts[-1]] = yaml.safe_load(value) if value.strip() else None
-        _merge(cfg, tree, "")
-    validate(cfg)
+@dataclass
+class EnvRunnersConfig:
+    num_env_runners: int = param(1, "sampling processes (0: sample in the driver); what "
+                                 "scales out on a cluster", ge=0)
+    num_envs_per_env_runner: int = param(16, "envs each sampling process steps", ge=1)
+
+
+@dataclass
+class RLlibPretrainConfig(ImitationConfig):
+    collector: str = param("auto", "batched (the numba engine), aec (pis_env.env with the "
+                           "Python bots), auto: batched if importable", choices=COLLECTORS)
+
+
+@dataclass
+class StopConfig:
+    minutes: float | None = param(30.0, "training time, the warm start included (null: no "
+                                  "limit)", gt=0)
+    env_steps: int | None = param(None, "env steps sampled (null: no limit)", gt=0)
+    iterations: int | None = param(None, "training iterations (null: no limit)", gt=0)
+
+
+@dataclass
+class RLlibConfig:
+    """A run of ``train/rllib_ppo.py``: RLlib PPO on the new API stack."""
+
+    name: str = param("rllib_ppo", "run name: the run directory is runs/<name>-<timestamp>")
+    seed: int = param(0, "seed of the modules, the seat draws and the warm start", ge=0,
+                      le=MAX_SEED)
+    rules: dict[str, Any] = mapping({"num_players": 2}, "pis_env options of the table "
+                                    "(single deals: num_deals 1)", keys=Rules.keys)
+    opponents: dict[str, float] = param(
+        {"heuristic": 1.0, "greedy": 1.0}, "the bots of the other seats, drawn per episode "
+        "and seat with these weights (never trained)")
+    env_runners: EnvRunnersConfig = section(EnvRunnersConfig, "RLlib's EnvRunners: the "
+                                            "sampling processes")
+    torch_threads: int | None = param(1, "torch threads per process, driver and env "
+                                         "runners (null: torch's default)", ge=1)
+    model: dict[str, Any] = mapping(
+        {"fcnet_hiddens": [256, 256], "fcnet_activation": "tanh", "vf_share_layers": False},
+        "RLlib's DefaultModelConfig keywords, the actor and critic MLPs (fcnet_activation: "
+        "tanh or relu, what the exported policy runs; vf_share_layers false: a separate "
+        "critic, whose loss does not move the imitated actor)")
+    pretrain: RLlibPretrainConfig = section(
+        RLlibPretrainConfig, "the warm start of a new run (train/rllib_pretrain.py), in the "
+        "time budget; pretrain.teacher=null skips the warm start",
+        decisions=500_000, epochs=6)
+    ppo: dict[str, Any] = mapping(
+        {"lr": 1.0e-4, "train_batch_size_per_learner": 4000, "minibatch_size": 500,
+         "num_epochs": 4, "gamma": 1.0, "lambda_": 0.95, "clip_param": 0.2,
+         "entropy_coeff": 0.001, "vf_loss_coeff": 0.5, "grad_clip": 0.5},
+        "RLlib's PPOConfig.training(...) keywords (a small lr: PPO refines the imitation "
+        "instead of undoing it; gamma 1: a deal is short, the points stay exact)")
+    stop: StopConfig = section(StopConfig, "the budget: whichever comes first")
+    checkpoint_every: int = param(10, "training iterations between checkpoints (and policy "
+                                  "exports)", ge=1)
+    eval_deals: int = param(1000, "duplicate deals against each eval opponent at the end "
+                            "(0: none)", ge=0)
+    eval_opponents: list[str] = param(["greedy", "heuristic"], "bots the final policy is "
+                                      "evaluated against")
+    eval_workers: int | None = param(None, "tournament processes for the evaluation (null: "
+                                        "every core)", ge=1)
+
+
+def _check(cfg: dict) -> dict:
+    """What RLlib would reject late (or accept wrongly); ``rules`` expanded."""
+    try:
+        rules = Rules.from_options(**cfg["rules"]).to_dict()
+    except ValueError as e:
+        raise ConfigError(f"rules: {e}") from None
+    if rules["num_deals"] != 1:
+        raise ConfigError("rllib_ppo trains on single deals: rules.num_deals must be 1")
+    cfg["rules"] = rules
+    check_mix("opponents", cfg["opponents"])
+    act = cfg["model"].get("fcnet_activation", "tanh")
+    if act not in ACTIVATIONS:
+        raise ConfigError(f"model.fcnet_activation={act!r}: the exported policy supports "
+                          f"{', '.join(ACTIVATIONS)}")
+    if all(value is None for value in cfg["stop"].values()):
+        raise ConfigError("set at least one of stop.minutes, stop.env_steps, stop.iterations")
+    check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
+    check_mix("eval_opponents", dict.fromkeys(cfg["eval_opponents"], 1.0), also=("ppo:",))
     return cfg
 
 
-def _read(path: Path) -> dict:
-    if not path.is_file():
-        raise FileNotFoundError(f"config file not found: {path}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a config is a YAML mapping")
-    return data
+#: The config of ``train/rllib_ppo.py`` (``train.config.Schema``).
+CONFIG = Schema(RLlibConfig, check=_check)
 
 
-def _merge(base: dict, new: dict, prefix: str) -> None:
-    for key, value in new.items():
-        name = f"{prefix}{key}"
-        free = prefix.rstrip(".") in FREE_SECTIONS
-        if key not in base and not free:
-            valid = ", ".join(sorted(prefix + k for k in base))
-            raise ValueError(f"unknown config key {name!r}; valid keys: {valid}")
-        if isinstance(value, dict) and isinstance(base.get(key), dict) and not (
-                prefix == "" and key == "opponents"):
-            _merge(base[key], value, f"{name}.")
-        else:
-            base[key] = copy.deepcopy(value)
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> dict:
+    """The defaults, then ``path`` (a partial or full config, e.g. a run's saved
+    ``config.yaml``), then ``key=value`` overrides: checked and resolved (a plain dict;
+    a ``ConfigError`` naming the key)."""
+    return CONFIG.build(path, overrides)
 
 
-def validate(cfg: dict) -> None:
-    """Clear errors for values RLlib would reject late (or accept wrongly)."""
-    from pis_env import Rules
-
-    rules = Rules.from_options(**cfg["rules"]).to_dict()
-    if rules["num_deals"] != 1:
-        raise ValueError("rllib_ppo trains on single deals: rules.num_deals must be 1")
-    cfg["rules"] = rules
-    opp = cfg["opponents"]
-    if not isinstance(opp, dict) or not opp:
-        raise ValueError("opponents is a mapping bot name -> weight, e.g. {heuristic: 1}")
-    from agents import REGISTRY
-
-    for name, weight in opp.items():
-        if name not in REGISTRY or name in ("human", "ppo"):
-            raise ValueError(f"opponent {name!r}: use a built-in bot "
-                             f"({', '.join(n for n in REGISTRY if n not in ('human', 'ppo'))})")
-        if not isinstance(weight, (int, float)) or weight <= 0:
-            raise ValueError(f"opponent {name!r}: weight must be a positive number, got {weight!r}")
-    runners = cfg["env_runners"]
-    for key in ("num_env_runners", "num_envs_per_env_runner"):
-        value = runners[key]
-        low = 0 if key == "num_env_runners" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"env_runners.{key} must be an int >= {low}, got {value!r}")
-    act = cfg["model"].get("fcnet_activation", "tanh")
-    if act not in ACTIVATIONS:
-        raise ValueError(f"model.fcnet_activation={act!r}: the exported policy supports "
-                         f"{', '.join(ACTIVATIONS)}")
-    for key in ("minutes", "env_steps", "iterations"):
-        value = cfg["stop"][key]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or value <= 0):
-            raise ValueError(f"stop.{key} must be a positive number or null, got {value!r}")
-    if all(cfg["stop"][k] is None for k in ("minutes", "env_steps", "iterations")):
-        raise ValueError("set at least one of stop.minutes, stop.env_steps, stop.iterations")
-    threads = cfg["torch_threads"]
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
-                                or threads < 1):
-        raise ValueError(f"torch_threads must be an int >= 1 or null, got {threads!r}")
-    _validate_pretrain(cfg)
-    every = cfg["checkpoint_every"]
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"checkpoint_every must be an int >= 1, got {every!r}")
-
-
-def _validate_pretrain(cfg: dict) -> None:
-    from agents import REGISTRY
-    from train.rllib_pretrain import COLLECTORS
-
-    p = cfg["pretrain"]
-    if not isinstance(p, dict):
-        raise ValueError(f"pretrain is a mapping (teacher, decisions, ...), got {p!r}; "
-                         "pretrain.teacher=null skips the warm start")
-    teacher = p["teacher"]
-    bots = [n for n in REGISTRY if n not in ("human", "ppo")]
-    if teacher is not None and (not isinstance(teacher, str) or teacher not in bots):
-        raise ValueError(f"pretrain.teacher={teacher!r}: a built-in bot ({', '.join(bots)}) "
-                         "or null (no warm start)")
-    for key in ("decisions", "epochs", "batch_size"):
-        value = p[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"pretrain.{key} must be an int >= 1, got {value!r}")
-    for key, low in (("learning_rate", None), ("value_coef", 0)):
-        value = p[key]
-        if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or (value <= 0 if low is None else value < low)):
-            what = "a positive number" if low is None else "a number >= 0"
-            raise ValueError(f"pretrain.{key} must be {what}, got {value!r}")
-    if p["collector"] not in COLLECTORS:
-        raise ValueError(f"pretrain.collector={p['collector']!r}: one of {', '.join(COLLECTORS)}")
-
-
-def dump(cfg: dict[str, Any]) -> str:
-    return yaml.safe_dump(cfg, sort_keys=False)
+__all__ = ["CONFIG", "DEFAULT_CONFIG", "RLlibConfig", "dump", "load_config"]

@@ -44,7 +44,8 @@ if __package__ in (None, ""):  # `python train/rllib_ppo.py`: make `train` impor
 
 import numpy as np
 
-from train.rllib_config import dump, load_config
+from train.config import ConfigError, add_arguments
+from train.rllib_config import CONFIG, DEFAULT_CONFIG, dump, load_config
 
 ENV_NAME = "pis_yedili_rllib"
 LEARNER = "learner"
@@ -275,29 +276,38 @@ def evaluate(run_dir: Path, cfg: dict, workers: int | None = None, log=print) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agents.cli import error_exit
+
     p = argparse.ArgumentParser(prog="python train/rllib_ppo.py",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
-                   help="config overrides with dotted keys, e.g. stop.minutes=5")
-    p.add_argument("--config", default=None, help="a config YAML (default configs/rllib_ppo.yaml)")
+    add_arguments(p, DEFAULT_CONFIG)
     p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue this run")
     p.add_argument("--run-dir", default=None, help="where to write (default runs/<name>-<time>)")
     p.add_argument("--address", default=None,
                    help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     args = p.parse_args(argv)
+    if args.help_config:
+        print(CONFIG.help_text())
+        return 0
+    if args.resume and args.config:
+        p.error("--resume uses the run's saved config: drop --config")
     try:
         if args.resume:
             run_dir = Path(args.resume)
             if not (run_dir / "state.json").is_file() or not (run_dir / "checkpoint").is_dir():
-                raise ValueError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to resume")
+                raise ConfigError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to "
+                                  "resume")
             cfg = load_config(run_dir / "config.yaml", args.overrides)
-            (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
         else:
-            cfg = load_config(args.config, args.overrides)
+            cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
             run_dir = Path(args.run_dir or f"runs/{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}")
-    except (ValueError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except ConfigError as e:
+        return error_exit(p.prog, str(e))
+    if args.print_config:
+        print(dump(cfg), end="")
+        return 0
+    if args.resume:
+        (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
     print(f"run directory: {run_dir}", flush=True)
     state = train(cfg, run_dir, resume=bool(args.resume), address=args.address,
                   log=lambda s: print(s, flush=True))

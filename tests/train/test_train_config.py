@@ -46,6 +46,38 @@ def test_every_key_has_help_and_help_config_prints_it(capsys):
     assert "short: learning_rate" in out and "one of dummy, subproc, batched" in out
 
 
+#: Every training entry point: its module (``main``), its config schema, its default file.
+ENTRY_POINTS = [("train.ppo", "train.config:TRAIN", "ppo_2p"),
+                ("train.expert_iteration", "train.expert_iteration:CONFIG", None),
+                ("train.rllib_ppo", "train.rllib_config:CONFIG", "rllib_ppo")]
+
+
+@pytest.mark.parametrize("entry, schema, default", ENTRY_POINTS)
+def test_every_entry_point_has_one_config_system(entry, schema, default, capsys):
+    """``--help-config`` lists each key with its help; a typo is refused in argparse's
+    format naming the nearest key; the defaults live in the dataclass, not twice in a
+    YAML file."""
+    import importlib
+
+    module = importlib.import_module(entry)
+    name, attr = schema.split(":")
+    fields = getattr(importlib.import_module(name), attr).fields
+    assert module.main(["--help-config"]) == 0
+    out = capsys.readouterr().out
+    for path, key in fields.items():
+        assert len(key.metadata.get("help", "")) > 10, path
+        assert f"  {path}: " in out and key.metadata["help"] in out, path
+    deep = [p for p in fields if "." in p][-1]
+    assert module.main([f"{deep[:-1]}=1", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    prog = f"python train/{entry.split('.')[1]}.py"
+    assert err.startswith(f"{prog}: error: unknown config key {deep[:-1]!r}"), err
+    assert deep in err and len(err.strip().splitlines()) == 1, err
+    if default:
+        data = yaml.safe_load((ROOT / "configs" / f"{default}.yaml").read_text())
+        assert data == {"name": default}
+
+
 def test_the_defaults_are_declared_once():
     """configs/ppo_2p.yaml names the run; its values are the dataclass defaults."""
     data = yaml.safe_load((ROOT / "configs" / "ppo_2p.yaml").read_text())
