@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -74,19 +75,53 @@ def test_overrides_given_with_resume_are_kept_by_the_next_resume(finished_run, t
 def test_damaged_policy_pt_is_refused_naming_the_file(finished_run, tmp_path):
     pt = tmp_path / "policy.pt"
     shutil.copyfile(finished_run / "policy.pt", pt)
-    agents.make("ppo", path=str(pt))  # intact: loads without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # intact: loads without a warning (one would raise)
+        bot = agents.make("ppo", path=str(pt))
+    obs = _first_observation()
+    assert obs["action_mask"][bot.act(obs)] == 1
     flip_bytes(pt)
     with pytest.raises(PolicyLoadError, match=r"policy\.pt.*(damaged|corrupt)"):
         agents.make("ppo", path=str(pt))
 
 
-def test_shipped_models_carry_a_digest():
-    import torch
+def _first_observation(num_players: int = 2) -> dict:
+    from pis_env import raw_env
 
-    for name in ("ppo_2p.pt", "ppo_4p.pt"):
-        data = torch.load(ROOT / "models" / name, weights_only=True)
-        assert len(data["sha256"]) == 64, name
-        agents.make("ppo", path=f"models/{name}", num_players=int(name[4]))
+    env = raw_env(num_players=num_players)
+    env.reset(seed=0)
+    return env.observe(env.agent_selection)
+
+
+#: Every weights file shipped in models/.
+SHIPPED_PT = ["belief_2p.pt", "belief_4p.pt", "ppo_2p.pt", "ppo_2p_v2.pt", "ppo_4p.pt",
+              "ppo_4p_v2.pt"]
+
+
+def test_the_shipped_weights_files_are_the_listed_ones():
+    assert sorted(p.name for p in (ROOT / "models").glob("*.pt")) == SHIPPED_PT
+
+
+@pytest.mark.parametrize("name", SHIPPED_PT)
+def test_shipped_models_carry_a_digest(name):
+    """Each shipped .pt holds the SHA-256 of its content, which matches, and loads through
+    its own loader without a warning."""
+    from agents.belief import BeliefModel
+    from agents.weights_file import payload_digest, read_weights
+
+    path = ROOT / "models" / name
+    data = read_weights(path)
+    stored = data.pop("sha256")
+    assert len(stored) == 64 and stored == payload_digest(data), name
+    num_players = int(name.split("_")[1][0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if name.startswith("belief_"):
+            assert BeliefModel.load(path).meta["num_players"] == num_players
+        else:
+            bot = agents.make("ppo", path=str(path), num_players=num_players)
+            obs = _first_observation(num_players)
+            assert obs["action_mask"][bot.act(obs)] == 1
 
 
 def test_policy_pt_without_digest_loads_with_a_warning(finished_run, tmp_path):
