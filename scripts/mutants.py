@@ -257,6 +257,22 @@ MUTANTS: list[Mutant] = [
              "test_recording_adds_a_missing_record_and_keeps_the_others",
         why="the recording tool records every model again, old records included",
     ),
+    Mutant(
+        name="rules-yaml-list-misreported",
+        file="pis_env/rules.py",
+        old="        if not isinstance(data, dict):\n",
+        new="        if False:\n",
+        test="tests/pis_env/test_rules_config.py::test_yaml_overrides_and_errors",
+        why="a rules file holding a list fails with an unrelated ValueError",
+    ),
+    Mutant(
+        name="cards-bytes-read-as-a-name",
+        file="pis_env/cards.py",
+        old="    if not isinstance(card, str):\n",
+        new="    if not isinstance(card, (str, bytes)):\n",
+        test="tests/pis_env/test_cards.py::test_parse_bad_raises_value_error",
+        why="bytes are read as a card name (a misleading 'not a card name' error)",
+    ),
     # ---- H2: one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",

@@ -509,7 +509,7 @@ def test_agents_make_accepts_rules_options_and_rejects_unknown_ones():
     assert bot.rules.nominate == "other" and bot.rules.num_players == 3
     bot = agents.make("mc", num_players=2, rules={"draw_rule": "one"}, samples=2, rollouts=1)
     assert bot.rules.draw_rule == "one"
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="'colour': not a rules option"):
         agents.make("heuristic", colour="red")
     with pytest.raises(ValueError, match="allowed"):
         agents.make("heuristic", draw_rule="sometimes")

@@ -130,5 +130,5 @@ def test_over_matches_get_minus_one_and_shapes_are_checked():
     out = HeuristicPolicy(4, num_players=3)(game.obs, masks)
     assert out[2] == -1 and (out[[0, 1, 3]] >= 0).all()
     assert bot(game).shape == (4,)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="do not fit a table of 4 players"):
         HeuristicPolicy(4, num_players=4)(game.obs, game.masks)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -80,13 +82,19 @@ def test_parse_ids():
      "♣7", "seven of clubs", -1, 52, 100, True, False, None, 3.5, [5], b"7C"],
 )
 def test_parse_bad_raises_value_error(bad):
-    with pytest.raises(ValueError):
+    if isinstance(bad, str):
+        message = rf"not a card name: {re.escape(repr(bad))} \(expected e\.g\. '7C'"
+    elif isinstance(bad, int) and not isinstance(bad, bool):
+        message = rf"card id must be in 0\.\.51, got {bad}$"
+    else:
+        message = rf"not a card: {re.escape(repr(bad))} \(a {type(bad).__name__}"
+    with pytest.raises(ValueError, match=message):
         parse_card(bad)
 
 
 @pytest.mark.parametrize("bad", [-1, 52, 1000])
 def test_card_name_out_of_range(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"card id must be in 0\.\.51, got {bad}$"):
         card_name(bad)
 
 

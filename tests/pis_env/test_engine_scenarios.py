@@ -726,7 +726,7 @@ def test_four_deal_match():
     assert state.deal_decks[0] == deck
     rng = random.Random(0)
     totals = [0, 0, 0]
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"next_deal\(\) is only valid after a deal"):
         state.next_deal()
     for k in range(4):
         assert state.deal_index == k and state.dealer == (1 + k) % 3
@@ -740,7 +740,7 @@ def test_four_deal_match():
         if k < 3:
             state.next_deal()
             assert state.card_count() == 52
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"next_deal\(\) is only valid after a deal"):
         state.next_deal()
     assert state.deal_dealers == [1, 2, 0, 1]
     assert len(state.histories) == 4
@@ -754,7 +754,7 @@ def test_match_with_a_deck_per_deal():
     finish_deal(state, random.Random(1))
     state.next_deal()
     assert state.dealer == 1 and state.deal_decks[1] == decks[1]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="got 4 decks for a match of 2 deals"):
         GameState(Rules(num_deals=2), deck=decks * 2)
 
 
@@ -807,19 +807,19 @@ def test_numpy_action_accepted():
      ["XX"] + list(range(1, 52)), list(range(1, 53)), [], "2C3C"],
 )
 def test_bad_deck(deck):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="deck"):
         GameState(deck=deck)
 
 
 @pytest.mark.parametrize("dealer", [-1, 2, 7, 1.0, "0", True])
 def test_bad_dealer(dealer):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"dealer must be a seat index 0\.\.1, got {dealer!r}"):
         GameState(dealer=dealer)
 
 
 @pytest.mark.parametrize("n", [0, 1, 8, 10])
 def test_bad_player_count(n):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"num_players={n}: allowed values are 2\.\.7"):
         GameState(Rules(num_players=n))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,7 @@ def test_unknown_key_names_the_allowed_options():
     assert "num_player" in message
     for key in DEFAULTS:
         assert key in message
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown rules option 'seven'; allowed options: "):
         Rules.from_options(seven="double")
 
 
@@ -122,9 +123,9 @@ def test_frozen_hashable_and_replace():
     assert hash(rules) == hash(Rules(num_players=4))
     assert rules.replace(draw_rule="one") == Rules(num_players=4, draw_rule="one")
     assert rules == Rules(num_players=4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="draw_rule='many' is not allowed"):
         rules.replace(draw_rule="many")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown rules option 'colour'"):
         rules.replace(colour="red")
     assert Rules(**Rules(nominate="other").to_dict()) == Rules(nominate="other")
 
@@ -189,7 +190,7 @@ def test_yaml_overrides_and_errors(tmp_path):
         Rules.from_yaml(bad_value)
     not_mapping = tmp_path / "list.yaml"
     not_mapping.write_text("- draw_rule\n- one\n", encoding="utf-8")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(not_mapping))}: a rules file must"):
         Rules.from_yaml(not_mapping)
 
 

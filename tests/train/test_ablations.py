@@ -42,8 +42,12 @@ def test_two_variants_table_and_curves(tmp_path, capsys):
     assert "start" not in capsys.readouterr().out
 
 
-def test_unknown_variant_and_missing_logs_are_errors(tmp_path):
-    with pytest.raises(SystemExit):
+def test_unknown_variant_and_missing_logs_are_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
         ablations.main(["--only", "base,no_such_thing"])
-    with pytest.raises(SystemExit):
+    assert e.value.code == 2
+    assert "unknown variant(s) ['no_such_thing']" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
         curves_main([str(tmp_path / "no_run")])
+    assert e.value.code == 2
+    assert f"no TensorBoard logs (tb/) in {tmp_path / 'no_run'}" in capsys.readouterr().err

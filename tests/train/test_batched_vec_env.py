@@ -70,7 +70,7 @@ def test_vec_env_api():
     assert env.get_attr("render_mode") == [None] * 16
     assert env.get_attr("num_players", indices=[0, 1]) == [3, 3]
     assert not env.has_attr("no_such_attribute")
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no_such_attribute"):
         env.get_attr("no_such_attribute")
     env.set_attr("win_bonus", 0.5)
     assert env.get_attr("win_bonus", indices=0) == [0.5]

@@ -307,17 +307,17 @@ def test_expert_iteration_configs_that_made_the_shipped_bots_resolve(players):
 
 # ---------------------------------------------------------------------- file errors
 def test_missing_and_corrupt_policy_files(trained_2p, tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="nope.zip"):
         agents.make("ppo", path=str(tmp_path / "nope.zip"))
     src = Path(trained_2p["run_dir"]) / "policy.zip"
     data = src.read_bytes()
     cut = tmp_path / "cut.zip"
     cut.write_bytes(data[: len(data) // 2])
-    with pytest.raises(PolicyLoadError):
+    with pytest.raises(PolicyLoadError, match="cut.zip"):
         agents.make("ppo", path=str(cut))
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a torch file at all")
-    with pytest.raises(PolicyLoadError):
+    with pytest.raises(PolicyLoadError, match="junk.pt"):
         agents.make("ppo", path=str(junk))
     # an SB3 archive whose weights are damaged
     bad = tmp_path / "bad_weights.zip"
