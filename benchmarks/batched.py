@@ -117,7 +117,8 @@ def compile_times() -> list[tuple[float, float, float]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.batched",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--batch-sizes", default="1,64,1024,4096")
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per size")
@@ -126,6 +127,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-compile", action="store_true")
     parser.add_argument("--no-pin", action="store_true")
     args = parser.parse_args(argv)
+    try:
+        sizes = [int(b) for b in args.batch_sizes.split(",")]
+    except ValueError:
+        parser.error(f"--batch-sizes: comma-separated ints, got {args.batch_sizes!r}")
+    if not 2 <= args.players <= 7 or not 0 < args.seconds <= 3600 \
+            or not all(1 <= b <= 1_000_000 for b in sizes):
+        parser.error("--players in 2..7, --seconds in (0, 3600], --batch-sizes in 1..1000000")
 
     if not args.no_compile:
         (imp1, first1, cpu1), (imp2, first2, cpu2) = compile_times()
@@ -141,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nrandom legal play, observation ({args.dtype}) + mask every step, auto-reset; "
           f"{args.players} players; {pinned}")
     print(f"{'B':>6}  {'decisions/s (CPU)':>18}  {'decisions/s (wall)':>18}")
-    for batch in (int(b) for b in args.batch_sizes.split(",")):
+    for batch in sizes:
         cpu_rate, wall_rate = bench_game(args.players, batch, args.seconds, args.dtype)
         print(f"{batch:>6}  {cpu_rate:>18,.0f}  {wall_rate:>18,.0f}")
     if args.env:

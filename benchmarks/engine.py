@@ -72,9 +72,12 @@ def openspiel_env(num_players: int):
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     args = parser.parse_args(argv)
+    if not 0 < args.seconds <= 3600:
+        parser.error(f"--seconds must be in (0, 3600], got {args.seconds}")
     print(f"{'players':>7} {'loop':<28} {'decisions/s':>12}")
     for n in (2, 4):
         rows = [

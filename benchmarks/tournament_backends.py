@@ -23,12 +23,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", default="heuristic,greedy")
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     args = p.parse_args(argv)
+    try:
+        counts = [int(w) for w in args.workers.split(",")]
+    except ValueError:
+        p.error(f"--workers: comma-separated ints, got {args.workers!r}")
+    if args.deals < 1 or not all(1 <= c <= 256 for c in counts):
+        p.error("--deals >= 1 and --workers counts in 1..256")
     import ray
 
     from agents.tournament import run_tournament
 
     agents = args.agents.split(",")
-    counts = [int(w) for w in args.workers.split(",")]
     rows = []
     ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
     try:
@@ -40,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
                                               progress=False, backend=backend)
             a, b = res["local"].table_results[0], res["ray"].table_results[0]
             if not (np.array_equal(a.charges, b.charges) and np.array_equal(a.winners, b.winners)):
-                print("error: the backends disagree", file=sys.stderr)
+                print(f"{p.prog}: error: the backends disagree ({workers} workers)",
+                      file=sys.stderr)
                 return 1
             games = args.deals * len(res["local"].tables) * res["local"].num_players
             rows.append((workers, games / res["local"].elapsed_s, games / res["ray"].elapsed_s))

@@ -174,7 +174,8 @@ def learn_for(kind: str, cfg: dict, args) -> tuple[int, float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.training",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="throughput,throughput256,default")
     parser.add_argument("--rollouts", type=int, default=3)
     parser.add_argument("--players", type=int, default=2)
@@ -187,7 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipelines", default="batched,dummy")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    args.net = [int(x) for x in args.net.split(",") if x]
+    try:
+        args.net = [int(x) for x in args.net.split(",") if x]
+    except ValueError:
+        parser.error(f"--net: comma-separated layer widths, got {args.net!r}")
+    if not 2 <= args.players <= 7 or min(args.rollouts, args.threads) < 1 \
+            or args.learn_seconds <= 0 or args.eval_deals < 0 or not all(w > 0 for w in args.net):
+        parser.error("--players in 2..7, --rollouts and --threads >= 1, --learn-seconds > 0, "
+                     "--eval-deals >= 0, --net widths > 0")
     import torch
 
     torch.set_num_threads(args.threads)

@@ -310,6 +310,15 @@ MUTANTS: list[Mutant] = [
               "test_every_entry_point_has_one_config_system"),
         why="an unknown key's error names no nearest key",
     ),
+    Mutant(
+        name="export-error-own-format",
+        file="train/export.py",
+        old="        return error_exit(parser.prog, str(e))\n",
+        new="        print(f\"error: {e}\", file=sys.stderr)\n        return 2\n",
+        test=("tests/test_cli_errors.py::test_a_bad_argument_is_one_line_in_argparse_format_"
+              "and_exit_2[train.export:nowhere.zip]"),
+        why="an entry point prints its own error format (error: ...) instead of argparse's",
+    ),
 ]
 
 

@@ -103,7 +103,8 @@ def results_table(names: list[str], out: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m train.ablations",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--base", default=str(ROOT / "configs" / "ppo_2p_long.yaml"))
     p.add_argument("--only", default=",".join(DEFAULT_SET),
                    help=f"comma-separated variants; all: {', '.join(VARIANTS)}")

@@ -300,7 +300,8 @@ def report(all_results: dict[int, dict], out: Path) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m train.belief",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--players", type=int, nargs="+", default=[2, 4])
     p.add_argument("--out", default="runs/belief")
     p.add_argument("--models-dir", default="models")
@@ -310,6 +311,12 @@ def main(argv=None) -> int:
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--quick", action="store_true", help="fewer games and epochs (minutes)")
     args = p.parse_args(argv)
+    if not all(2 <= n <= 7 for n in args.players):
+        p.error(f"--players: table sizes in 2..7, got {args.players}")
+    for flag, value in (("--games", args.games), ("--test-games", args.test_games),
+                        ("--epochs", args.epochs)):
+        if value is not None and not 1 <= value <= 1_000_000:
+            p.error(f"{flag} must be in 1..1000000, got {value}")
     out, models_dir = Path(args.out), Path(args.models_dir)
     games = {"train": args.games or (100 if args.quick else 1500),
              "test": args.test_games or (30 if args.quick else 300)}

@@ -63,7 +63,8 @@ def plot_curves(run_dirs: list[str | Path], path: str | Path, tag: str = DEFAULT
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m train.curves",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", help="run directories (with a tb/ folder)")
     p.add_argument("--out", default="curves.png")
     p.add_argument("--tag", default=DEFAULT_TAG, help="the TensorBoard scalar to plot")

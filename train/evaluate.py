@@ -7,8 +7,11 @@ copies of the opponent at every other seat, every deal replayed under every seat
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 
 def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: int,
@@ -22,9 +25,8 @@ def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: 
 
     n = int(rules["num_players"])
     if int(rules.get("num_deals", 1)) != 1:
-        if verbose:
-            print("evaluation skipped: tournaments play single deals, this policy plays "
-                  f"matches of {rules['num_deals']} deals")
+        logger.warning("evaluation skipped: tournaments play single deals, this policy "
+                       "plays matches of %s deals", rules["num_deals"])
         return []
     path = Path(policy_path).resolve()
     try:

@@ -152,6 +152,8 @@ def export_onnx(src: str | Path, out: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agents.cli import error_exit
+
     parser = argparse.ArgumentParser(prog="python -m train.export", description=__doc__.split(
         "\n\n")[0])
     parser.add_argument("source", help="a run directory, or a policy .zip/.pt")
@@ -162,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = (export_onnx if args.onnx else export)(args.source, args.out)
     except (FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(parser.prog, str(e))
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
     return 0
 

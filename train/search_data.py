@@ -183,6 +183,8 @@ def build_dataset(seed: int, games: int, rules: dict | None = None, player: str 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from agents.cli import error_exit
+
     p = argparse.ArgumentParser(prog="python -m train.search_data",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=100)
@@ -196,14 +198,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None, help="processes or tasks in flight")
     p.add_argument("--out", default="runs/search_data.npz")
     args = p.parse_args(argv)
+    if not 1 <= args.games <= 1_000_000 or not 2 <= args.players <= 7 \
+            or min(args.samples, args.rollouts) < 1 or (args.workers or 1) < 1:
+        p.error("--games in 1..1000000, --players in 2..7, --samples, --rollouts and "
+                "--workers >= 1")
     start = time.perf_counter()
     try:
         data = build_dataset(args.seed, args.games, {"num_players": args.players}, args.player,
                              {"name": "mc", "samples": args.samples, "rollouts": args.rollouts},
                              args.backend, args.workers, args.address)
     except (ValueError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error_exit(p.prog, str(e))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **data)
