@@ -80,10 +80,14 @@ def test_bad_arguments():
 
 
 def test_maskable_ppo_smoke_run():
+    """MaskablePPO learns on the single-agent view (two rollouts, two updates: enough to
+    run its masked rollout and update paths) and then predicts only legal actions."""
     import sb3_contrib
     env = SingleAgentEnv(learner_seat=None, num_players=3)
-    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=0)
-    model.learn(2048)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=128,
+                                    n_epochs=2, seed=0)
+    model.learn(512)
+    assert model.num_timesteps == 512 and model._n_updates == 4
     obs, _ = env.reset(seed=3)
     for _ in range(200):
         action, _ = model.predict(obs, action_masks=env.action_masks())
