@@ -143,7 +143,14 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order-enforcing wrapper (a subclass, same name and checks), with
     ``last()`` asked of the env in one call once it has been reset (the same tuple; the
     wrapper's generic ``__getattr__`` would otherwise forward six attribute reads per
-    decision, a sixth of ``env()``'s step)."""
+    decision, a sixth of ``env()``'s step), and ``unwrapped`` typed as the ``raw_env``
+    it is (so ``env().unwrapped.game`` type-checks in user code)."""
+
+    env: raw_env
+
+    @property
+    def unwrapped(self) -> raw_env:
+        return self.env
 
     def last(self, observe: bool = True):
         if not self._has_reset:
@@ -154,7 +161,7 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         return str(self.env)
 
 
-def env(**kwargs) -> AECEnv:
+def env(**kwargs: Any) -> OrderEnforcingWrapper:
     """The environment with PettingZoo's order-enforcing wrapper (the only one: bounds and
     illegal-move checks live in ``raw_env``, where they cost nothing extra)."""
     return OrderEnforcingWrapper(raw_env(**kwargs))
@@ -177,7 +184,7 @@ class raw_env(AECEnv):
         self.rules = Rules.from_options(**options)
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
-        self.agents = []
+        self.agents: list[str] = []
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self.render_view = render_view
         self._check_render_view(render_view)
@@ -191,8 +198,8 @@ class raw_env(AECEnv):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._rng = None
-        self.game: GameState | None = None
+        self._rng: np.random.Generator | None = None
+        self._game: GameState | None = None
         self._forfeits: dict[int, tuple[int, int]] = {}
 
     def observation_space(self, agent):
@@ -220,20 +227,33 @@ class raw_env(AECEnv):
             self.rules, deck=options.get("deck"), dealer=options.get("dealer"), rng=self._rng
         ))
 
+    @property
+    def game(self) -> GameState:
+        """The engine state of the match being played (``pis_env.engine.GameState``);
+        a ``RuntimeError`` before the first ``reset()``."""
+        if self._game is None:
+            raise RuntimeError("no game yet: call reset() first")
+        return self._game
+
+    @property
+    def has_game(self) -> bool:
+        """Whether ``reset()`` has dealt a game (``game`` is readable)."""
+        return self._game is not None
+
     def _begin(self, game: GameState) -> None:
         """Start the episode of a new match ``game`` (``reset``, and history replays)."""
-        self.game = game
+        self._game = game
         self._forfeits = {}
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current]
 
     def step(self, action):
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("step() called before reset()")
         if not self.agents:
             raise RuntimeError(
@@ -296,7 +316,7 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ views
     def observe(self, agent):
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("observe() called before reset()")
         player = self._seat(agent)
         game = self.game
@@ -328,7 +348,7 @@ class raw_env(AECEnv):
 
             gymnasium.logger.warn("render() called without a render_mode; set render_mode.")
             return None
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("render() called before reset()")
         from .render import render_frame, render_table
 
@@ -352,7 +372,7 @@ class raw_env(AECEnv):
     def export_history(self) -> str:
         """The match so far as JSON (``pis_env.history``): rules, and per deal the dealer,
         deck, reshuffles and actions, with the format version and a SHA-256 digest."""
-        if self.game is None:
+        if self._game is None:
             raise RuntimeError("export_history() called before reset()")
         return json.dumps(_history.record(self.game, self._forfeits))
 

@@ -47,7 +47,7 @@ def render_table(game: GameState, viewer: int | None = None, reveal: bool = Fals
     if game.deal_over:
         result = "  ".join(
             f"player_{i}: {c}{' (winner)' if w else ''}"
-            for i, (c, w) in enumerate(zip(game.charges, game.winners))
+            for i, (c, w) in enumerate(zip(game.charges or [], game.winners or []))
         )
         lines.append(f"Deal over ({game.end_reason}). Charges: {result}")
         if game.rules.num_deals > 1:
@@ -149,7 +149,7 @@ def render_frame(game: GameState, viewer: int | None = None, *,
                                                          else ""), 16, _TEXT)
     if game.deal_over:
         painter.text((16, mid + 80), f"deal over ({game.end_reason})", 16, _MARK)
-        if game.charges is not None:
+        if game.charges is not None and game.winners is not None:
             for i, (charge, won) in enumerate(zip(game.charges, game.winners)):
                 painter.text((16, mid + 102 + 20 * i),
                              f"player_{i}: {charge}{'  winner' if won else ''}", 16, _TEXT)

@@ -33,7 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .engine import NUM_ACTIONS, IllegalActionError
+from .engine import NUM_ACTIONS, GameState, IllegalActionError
 from .env import RENDER_MODES, raw_env
 
 #: Values of ``SingleAgentEnv(opponent_illegal=...)``.
@@ -56,7 +56,7 @@ class UniformRandomPolicy:
 
 
 @functools.cache
-def _reset_takes_seed(cls: type) -> bool:
+def _reset_takes_seed(cls: Any) -> bool:
     try:
         params = inspect.signature(cls.reset).parameters
     except (TypeError, ValueError):
@@ -64,14 +64,15 @@ def _reset_takes_seed(cls: type) -> bool:
     return "seed" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def reset_opponent(opponent, seed: int | None) -> None:
+def reset_opponent(opponent: object, seed: int | None) -> None:
     """``opponent.reset(seed=seed)`` when its ``reset`` takes a seed (the agent protocol,
     ``agents.base.Agent.reset``), a plain ``reset()`` when it takes none, nothing when it has
     no ``reset``. Duck-typed: ``pis_env`` does not import ``agents``."""
     reset = getattr(opponent, "reset", None)
     if reset is None:
         return
-    if _reset_takes_seed(type(opponent)):
+    cls: Any = type(opponent)  # (typeshed's Hashable protocol refuses type objects)
+    if _reset_takes_seed(cls):
         reset(seed=seed)
     else:
         reset()
@@ -172,7 +173,7 @@ class SingleAgentEnv(gym.Env):
         self.learner = self.aec.possible_agents[seat]
         self._seat = seat
         aec_seed = seed
-        if aec_seed is None and self.aec.game is None:
+        if aec_seed is None and not self.aec.has_game:
             aec_seed = int(self.np_random.integers(2**63 - 1))
         self.aec.reset(seed=aec_seed, options=options)
         self._play_opponents()
@@ -203,15 +204,16 @@ class SingleAgentEnv(gym.Env):
         return self._seat
 
     @property
-    def game(self):
-        """The engine state of the match being played (``raw_env``'s ``GameState``)."""
+    def game(self) -> GameState:
+        """The engine state of the match being played (``raw_env``'s ``GameState``); a
+        ``RuntimeError`` before the first ``reset()``."""
         return self.aec.game
 
     def render(self) -> np.ndarray | str | None:
         """The table from the learner's seat, only what it may see (``render_mode``:
         ``"rgb_array"`` an ``uint8[H, W, 3]`` frame, ``"ansi"`` text, ``"human"`` printed);
         before the first ``reset`` there is no table to draw (a ``RuntimeError``)."""
-        if self.aec.game is None:
+        if not self.aec.has_game:
             return self.aec.render_seat(None)  # its warning or error
         return self.aec.render_seat(self._seat)
 
@@ -267,4 +269,4 @@ def _is_legal(mask: np.ndarray, action) -> bool:
         action = action.item()  # a 0-d array, as a policy's predict() returns
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         return False
-    return 0 <= action < NUM_ACTIONS and bool(mask[action])
+    return bool(0 <= action < NUM_ACTIONS and mask[action])

@@ -240,7 +240,8 @@ class BatchedGame:
         k_games = games.shape[0]
         if seed is not None:
             if np.ndim(seed) == 0:
-                seeds = np.random.SeedSequence(int(seed)).generate_state(B, np.uint64)[games]
+                scalar = int(np.asarray(seed))
+                seeds = np.random.SeedSequence(scalar).generate_state(B, np.uint64)[games]
             else:
                 seeds = np.asarray(seed, dtype=np.uint64)
                 if seeds.shape != (k_games,):

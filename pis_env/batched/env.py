@@ -7,6 +7,7 @@ The shape a vectorised training env wraps (an SB3 ``VecEnv``: ``reset`` -> obs,
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -22,6 +23,11 @@ from .core import BatchedGame
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 _BUILTIN = {"random": K.RANDOM}
+
+#: An action of :meth:`BatchedEnv.step` that leaves its game as it is (no move, no reward;
+#: obs and mask unchanged): how a vector env with gymnasium's next-step auto-reset holds
+#: a game whose new match it has not shown yet.
+SKIP = -2
 
 
 class BatchedEnv:
@@ -49,7 +55,8 @@ class BatchedEnv:
     ``reset(seed=None, *, decks=None, dealers=None) -> (obs, masks)``: new matches in all
     games (arguments as ``BatchedGame.reset``), played up to the learner's first turn.
 
-    ``step(actions) -> (obs, rewards, dones, infos)``:
+    ``step(actions) -> (obs, rewards, dones, infos)`` (an action ``SKIP`` leaves its game
+    as it is: no move, reward 0, not done, its obs and mask unchanged):
 
     * ``obs`` [B, L] the learner's observation at its next decision; ``masks`` (also the
       attribute ``masks`` / method ``action_masks()``) int8 [B, 58] its legal actions;
@@ -74,7 +81,7 @@ class BatchedEnv:
                  learner_seat: int | str = 0, seed: int | None = None,
                  skip_forced: bool = False, obs_dtype=np.float32, **options):
         if seed is None:
-            seed = np.random.SeedSequence().entropy
+            seed = secrets.randbits(128)  # fresh entropy, as SeedSequence() draws it
         self.game = BatchedGame(num_envs, rules, seed=seed, obs_dtype=obs_dtype, **options)
         game = self.game
         B, n = game.num_games, game.num_players
@@ -124,7 +131,7 @@ class BatchedEnv:
         self.term_stock = np.zeros_like(game.stock)
         #: decisions applied per game so far (learner's and opponents'), for throughput
         self.decisions = np.zeros(B, dtype=np.int64)
-        self._skip = np.full(B, -2, dtype=np.int64)
+        self._skip = np.full(B, SKIP, dtype=np.int64)
 
     def _kind_of(self, opponent) -> int:
         if isinstance(opponent, str):
@@ -188,8 +195,8 @@ class BatchedEnv:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         if acts.dtype != np.int64:
             acts = acts.astype(np.int64)
-        if (acts < 0).any():
-            raise ValueError("actions must be action ids >= 0")
+        if ((acts < 0) & (acts != SKIP)).any():
+            raise ValueError(f"actions must be action ids >= 0 (or SKIP = {SKIP})")
         self._ended_seat[:] = self.learner[:, K.L_SEAT]
         self._advance(acts)
         done = self._done.view(bool)
@@ -210,10 +217,11 @@ class BatchedEnv:
         return self.masks
 
     # ------------------------------------------------------------------ engine loop
-    def _advance(self, actions: np.ndarray) -> None:
+    def _advance(self, actions: np.ndarray | None) -> None:
         game = self.game
-        self._reward[:] = self._carry
-        self._carry[:] = 0.0
+        skipped = actions == SKIP  # their deal rewards keep waiting in carry
+        self._reward[:] = np.where(skipped, 0.0, self._carry)
+        self._carry[~skipped] = 0.0
         self._done[:] = 0
         self._reason[:] = 0
         out = K.StepOut(self._reason, self._done, game.charges, game._winners, game.rewards,
