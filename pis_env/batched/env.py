@@ -217,7 +217,7 @@ class BatchedEnv:
         return self.masks
 
     # ------------------------------------------------------------------ engine loop
-    def _advance(self, actions: np.ndarray | None) -> None:
+    def _advance(self, actions: np.ndarray) -> None:
         game = self.game
         skipped = actions == SKIP  # their deal rewards keep waiting in carry
         self._reward[:] = np.where(skipped, 0.0, self._carry)
@@ -231,11 +231,10 @@ class BatchedEnv:
             self._carry, self._wait, self.decisions, self.terminal_obs, self._ended_totals,
             self.term_kinds, self.term_st, self.term_stock, self.mix_cum, self.mix_table,
             self.mix_per_game, self.mix_rng, self.skip_forced)
-        while True:
-            K.env_advance(game.batch, out, seats, actions)
-            actions = self._external_actions()
-            if actions is None:
-                return
+        pending: np.ndarray | None = actions
+        while pending is not None:  # until no game waits on a Python-side opponent
+            K.env_advance(game.batch, out, seats, pending)
+            pending = self._external_actions()
 
     def _external_actions(self) -> np.ndarray | None:
         """Actions of the Python-side opponents the kernel stopped for (one call of each
