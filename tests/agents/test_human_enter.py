@@ -6,6 +6,7 @@ from __future__ import annotations
 from agents.human import HumanAgent
 from pis_env import raw_env
 from pis_env.engine import DRAW
+from tests.conftest import stacked_deck
 
 
 class Lines:
@@ -22,15 +23,11 @@ class Lines:
         return self.lines.pop(0)
 
 
-def _position(deck_front, nominate="any"):
-    """An env dealt from a deck whose first cards (player_0's hand, dealer 1) are given."""
-    rest = [c for c in range(52) if c not in deck_front]
-    deck = []
-    for i in range(7):  # alternate: player_0 gets deck_front, player_1 the rest
-        deck += [deck_front[i], rest[i]]
-    deck += rest[7:]
+def _position(hand0, nominate="any"):
+    """A 2-player env whose player_0 (dealer: player_1) holds ``hand0``."""
+    deck, dealer = stacked_deck([hand0], num_players=2)
     env = raw_env(num_players=2, nominate=nominate)
-    env.reset(options={"deck": deck, "dealer": 1})
+    env.reset(options={"deck": deck, "dealer": dealer})
     return env
 
 

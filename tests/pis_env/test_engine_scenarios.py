@@ -16,16 +16,12 @@ import pytest
 from pis_env.cards import parse_card, points_of
 from pis_env.engine import GameState, IllegalActionError
 from pis_env.rules import Rules
+from tests.conftest import stacked_deck
 from tests.pis_env import reference_rules as ref
 from tests.pis_env.test_engine_properties import snapshot  # noqa: E402
 
 DRAW, PASS = 56, 57
 SUITS = "CDHS"
-
-#: Cards used to complete a hand: plain low cards first, the specials last.
-FILLER = [parse_card(r + s) for s in "DHSC" for r in ("2", "3", "4", "5", "6", "9")] + [
-    parse_card(r + s) for s in "DHSC" for r in ("Q", "K", "10", "8", "A", "7", "J")]
-
 
 def ids(*names) -> set[int]:
     """Action ids from names: ``"7C"``, ``"draw"``, ``"pass"``, ``"=H"`` (nominate)."""
@@ -45,28 +41,6 @@ def action_id(name) -> int:
     if name.startswith("="):
         return 52 + SUITS.index(name[1])
     return parse_card(name)
-
-
-def stacked_deck(hands, stock=(), dealer=None) -> tuple[list[int], int]:
-    """A 52-card deck dealing ``hands`` (seat order) with ``stock`` drawn first."""
-    n = len(hands)
-    dealer = n - 1 if dealer is None else dealer
-    hand_ids = [[parse_card(c) for c in h] for h in hands]
-    stock_ids = [parse_card(c) for c in stock]
-    used = [c for h in hand_ids for c in h] + stock_ids
-    assert len(used) == len(set(used)), "a card is stacked twice"
-    spare = [c for c in FILLER if c not in used]
-    for h in hand_ids:
-        assert len(h) <= 7
-        while len(h) < 7:
-            h.append(spare.pop(0))
-    deck = []
-    for r in range(7):
-        for j in range(n):
-            deck.append(hand_ids[(dealer + 1 + j) % n][r])
-    deck += stock_ids + spare
-    assert sorted(deck) == list(range(52))
-    return deck, dealer
 
 
 def table(hands, stock=(), dealer=None, **options) -> GameState:

@@ -16,6 +16,7 @@ from pis_env.cards import cards_of, points_of
 from pis_env.engine import DRAW, PASS
 from pis_env.env import deal_rewards
 from pis_env.rules import CHOICES
+from tests.conftest import stacked_deck
 from tests.pis_env import reference_rules as ref
 
 VARIANTS = [
@@ -25,19 +26,6 @@ VARIANTS = [
     {"max_turns": 30},
     {"empty_stock": "reshuffle", "num_players": 6},
 ]
-
-
-def stacked(hands: list[list[str]], rest_first: list[str] = ()) -> list[int]:
-    """A deck dealing ``hands[i]`` to the i-th player left of the dealer, with the stock
-    starting with ``rest_first``."""
-    n = len(hands)
-    deck = [None] * (7 * n)
-    for seat, cards in enumerate(hands):
-        for round_, card in enumerate(cards):
-            deck[round_ * n + seat] = pis_env.parse_card(card)
-    used = set(deck) | {pis_env.parse_card(c) for c in rest_first}
-    stock = [pis_env.parse_card(c) for c in rest_first] + [c for c in range(52) if c not in used]
-    return deck + stock
 
 
 def random_play(env, rng: random.Random, check=None, max_steps=100_000):
@@ -240,9 +228,9 @@ def test_win_rewards_share_plus_and_minus_one():
 
 
 def test_going_out_on_a_seven_triples_charges_in_rewards():
-    deck = stacked(
+    deck, _ = stacked_deck(
         [["2C", "3C", "4C", "5C", "6C", "9C", "7C"], ["2D", "3D", "4D", "5D", "6D", "9D", "10D"]],
-        rest_first=["8H", "10H", "QH", "KH", "AH", "8S"],
+        stock=["8H", "10H", "QH", "KH", "AH", "8S"], dealer=1,
     )
     env = pis_env.env()
     env.reset(options={"deck": deck, "dealer": 1})
@@ -397,9 +385,9 @@ def test_malformed_deck_and_dealer_and_unknown_option():
 
 
 def test_stacked_deck_deals_in_order_and_render_shows_the_table():
-    deck = stacked(
+    deck, _ = stacked_deck(
         [["2C", "3D", "4D", "5D", "6D", "8D", "9D"], ["JS", "7H", "2H", "3H", "4H", "5H", "6H"]],
-        rest_first=["AS"],
+        stock=["AS"], dealer=1,
     )
     env = pis_env.env(render_mode="ansi")
     env.reset(options={"deck": deck, "dealer": 1})

@@ -16,6 +16,7 @@ import pis_env
 from pis_env import history
 from pis_env.history import HistoryError
 from pis_env.rules import CHOICES
+from tests.conftest import finished_history
 
 RULE_KEYS = ("draw_rule", "seven_penalty", "after_penalty", "nominate", "opening",
              "empty_stock", "reward", "illegal_action")
@@ -108,11 +109,9 @@ def test_a_reshuffling_match_replays_exactly():
     assert pis_env.raw_env.from_history(text).game.charges == env.game.charges
 
 
-def finished_history(**options) -> dict:
-    env = pis_env.raw_env(**options)
-    env.reset(seed=3)
-    play(env, random.Random(3), draw_bias=0.5)
-    return json.loads(env.export_history())
+def finished_record(**options) -> dict:
+    """A finished match's history record (random legal moves, draws favoured)."""
+    return json.loads(finished_history(seed=3, draw=0.5, **options))
 
 
 def resigned(data: dict) -> dict:
@@ -122,7 +121,7 @@ def resigned(data: dict) -> dict:
 
 
 def test_the_record_carries_its_format_and_digest():
-    data = finished_history(num_players=3)
+    data = finished_record(num_players=3)
     assert data["history_format"] == history.HISTORY_FORMAT
     body = {k: v for k, v in data.items() if k != "sha256"}
     assert data["sha256"] == history.digest(body)
@@ -139,14 +138,14 @@ def test_the_record_carries_its_format_and_digest():
     (lambda d: d.update(env="other_v9"), "not a pis_yedili env"),
 ])
 def test_a_missing_or_wrong_digest_or_format_is_an_error(change, message):
-    data = finished_history(num_players=2)
+    data = finished_record(num_players=2)
     change(data)
     with pytest.raises(HistoryError, match=message):
         pis_env.raw_env.from_history(json.dumps(data))
 
 
 def test_an_action_not_legal_at_its_point_is_an_error():
-    data = finished_history(num_players=2)
+    data = finished_record(num_players=2)
     env = pis_env.raw_env.from_history({**data})
     game = env.game
     first_player = data["deals"][0]["actions"][0][0]
@@ -198,7 +197,7 @@ def legacy(data: dict) -> dict:
 
 
 def test_histories_from_before_format_1_load_unless_they_reshuffle():
-    plain = finished_history(num_players=3, num_deals=2)
+    plain = finished_record(num_players=3, num_deals=2)
     replayed = pis_env.raw_env.from_history(json.dumps(legacy(plain)))
     assert replayed.game.totals == pis_env.raw_env.from_history(plain).game.totals
     with pytest.raises(HistoryError, match="written before format 1"):
@@ -225,7 +224,7 @@ def test_malformed_histories_are_clear_errors(text, message):
 
 
 def test_a_dealer_that_does_not_rotate_is_an_error():
-    data = finished_history(num_players=3, num_deals=2)
+    data = finished_record(num_players=3, num_deals=2)
     data["deals"][1]["dealer"] = (data["deals"][1]["dealer"] + 1) % 3
     with pytest.raises(HistoryError, match="dealer moves one seat clockwise"):
         pis_env.raw_env.from_history(resigned(data))

@@ -10,8 +10,7 @@ from stable_baselines3.common.env_checker import check_env
 import pis_env
 from pis_env.engine import DRAW, PASS
 from pis_env.wrappers import SingleAgentEnv
-
-from .test_env import stacked
+from tests.conftest import stacked_deck
 
 
 @pytest.mark.parametrize("options", [{}, {"num_players": 4}, {"num_deals": 2, "reward": "win"}])
@@ -25,9 +24,9 @@ def _first_legal(observation: dict) -> int:
 
 
 def test_learner_gets_the_reward_when_an_opponent_ends_the_deal():
-    deck = stacked(
+    deck, _ = stacked_deck(
         [["2C", "3C", "4C", "5C", "6C", "9C", "7C"], ["2D", "3D", "4D", "5D", "6D", "9D", "10D"]],
-        rest_first=["8H", "10H", "QH", "KH", "AH", "8S"],
+        stock=["8H", "10H", "QH", "KH", "AH", "8S"], dealer=1,
     )
     order = iter(pis_env.parse_card(c) for c in ["2C", "3C", "4C", "5C", "6C", "9C", "7C"])
     env = SingleAgentEnv(opponents=lambda obs: next(order), learner_seat=1)
