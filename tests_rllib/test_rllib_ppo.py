@@ -185,6 +185,8 @@ def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
     ("pretrain=null", "pretrain.teacher=null skips"),
     ("rules.draw_rul=one", "did you mean rules.draw_rule"),
     ("stop.minuts=5", "did you mean stop.minutes"),
+    ("ppo.lrr=1e-3", r"unknown ppo option 'ppo.lrr'; did you mean ppo.lr\b"),
+    ("model.fcnet_hidens=[8]", "did you mean model.fcnet_hiddens"),
 ])
 def test_bad_config_is_a_clear_error(override, match):
     with pytest.raises(ConfigError, match=match):

@@ -75,8 +75,9 @@ def mapping(default: dict, help: str, keys: Callable[[], Iterable[str]] | None =
             **limits: Any) -> Any:
     """A mapping merged key by key (``rules.draw_rule=one`` sets one key, a mapping value
     sets the keys it gives): the options of another module, such as the rules or the
-    keyword arguments RLlib receives. ``keys`` gives the allowed keys (checked, with the
-    nearest named); without it any key passes, to be checked by whoever receives them."""
+    keyword arguments RLlib receives. ``keys()`` gives the allowed keys (checked, with the
+    nearest named); without it, or when it returns None, any key passes, to be checked by
+    whoever receives them."""
     return param(default, help, merge=True, keys=keys, **limits)
 
 
@@ -366,7 +367,8 @@ class Schema:
     # ------------------------------------------------------------------ keys
     def _mapping_keys(self, path: str) -> list[str] | None:
         keys = self.mappings[path].metadata.get("keys")
-        return None if keys is None else list(keys())
+        allowed = keys() if keys is not None else None
+        return None if allowed is None else list(allowed)
 
     def _nearest(self, key: str) -> str:
         candidates = list(dict.fromkeys([*self.fields, *self.short_names, *(

@@ -12,6 +12,9 @@ merged key by key and checked by RLlib itself), ``pretrain`` (the warm start of
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,31 @@ from train.rllib_pretrain import COLLECTORS
 DEFAULT_CONFIG = shipped.shipped_dir("config") / "rllib_ppo.yaml"
 #: Activations the exported policy (``train.rllib_export``) can run.
 ACTIVATIONS = ("tanh", "relu")
+
+
+@functools.cache
+def ppo_keywords() -> tuple[str, ...] | None:
+    """The keywords of RLlib's ``PPOConfig.training`` (its own and ``AlgorithmConfig``'s),
+    for the nearest-key hints of ``ppo.*``; None without RLlib (which then cannot run
+    either), so that ``--help-config`` works anywhere."""
+    try:
+        from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+        from ray.rllib.algorithms.ppo import PPOConfig
+    except ImportError:
+        return None
+    return tuple(dict.fromkeys(
+        name for method in (PPOConfig.training, AlgorithmConfig.training)
+        for name in inspect.signature(method).parameters if name not in ("self", "kwargs")))
+
+
+@functools.cache
+def model_keywords() -> tuple[str, ...] | None:
+    """The fields of RLlib's ``DefaultModelConfig`` (``model.*``); None without RLlib."""
+    try:
+        from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    except ImportError:
+        return None
+    return tuple(f.name for f in dataclasses.fields(DefaultModelConfig))
 
 
 @dataclass
@@ -77,7 +105,7 @@ class RLlibConfig:
         {"fcnet_hiddens": [256, 256], "fcnet_activation": "tanh", "vf_share_layers": False},
         "RLlib's DefaultModelConfig keywords, the actor and critic MLPs (fcnet_activation: "
         "tanh or relu, what the exported policy runs; vf_share_layers false: a separate "
-        "critic, whose loss does not move the imitated actor)")
+        "critic, whose loss does not move the imitated actor)", keys=model_keywords)
     pretrain: RLlibPretrainConfig = section(
         RLlibPretrainConfig, "the warm start of a new run (train/rllib_pretrain.py), in the "
         "time budget; pretrain.teacher=null skips the warm start",
@@ -87,7 +115,8 @@ class RLlibConfig:
          "num_epochs": 4, "gamma": 1.0, "lambda_": 0.95, "clip_param": 0.2,
          "entropy_coeff": 0.001, "vf_loss_coeff": 0.5, "grad_clip": 0.5},
         "RLlib's PPOConfig.training(...) keywords (a small lr: PPO refines the imitation "
-        "instead of undoing it; gamma 1: a deal is short, the points stay exact)")
+        "instead of undoing it; gamma 1: a deal is short, the points stay exact)",
+        keys=ppo_keywords)
     stop: StopConfig = section(StopConfig, "the budget: whichever comes first")
     checkpoint_every: int = param(10, "training iterations between checkpoints (and policy "
                                   "exports)", ge=1)
