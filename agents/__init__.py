@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from typing import Any
 
 from .base import Agent, AgentProtocol, legal_actions
 
@@ -24,7 +25,7 @@ REGISTRY = {
 }
 
 
-def make(name: str, **kwargs) -> Agent:
+def make(name: str, **kwargs: Any) -> Agent:
     """An agent by name, e.g. ``make("heuristic", num_players=4, seed=0)`` or
     ``make("ppo", path="models/ppo_2p.zip")``. ``"ppo:PATH"`` is short for the latter."""
     if isinstance(name, str) and name.startswith("ppo:"):
@@ -40,8 +41,8 @@ def make_for_table(name: str, rules: dict, seed: int | None = None) -> Agent:
     """``make(name)`` for a table of ``rules`` (a rules options dict): the table size and
     deal count, the seed when given, and the rules themselves for bots that take
     ``rules=`` (``mc`` simulates the variant being played)."""
-    kwargs = {"num_players": int(rules["num_players"]),
-              "num_deals": int(rules.get("num_deals", 1))}
+    kwargs: dict[str, Any] = {"num_players": int(rules["num_players"]),
+                              "num_deals": int(rules.get("num_deals", 1))}
     if seed is not None:
         kwargs["seed"] = seed
     cls_path = REGISTRY.get(name.split(":", 1)[0])

@@ -103,7 +103,9 @@ class HumanAgent(Agent):
         self.moves: list[str] = []
 
     # ------------------------------------------------------------ protocol
-    def reset(self) -> None:
+    def reset(self, seed: int | None = None) -> None:
+        """A new deal: forget the noted moves (``seed``: the protocol's; a person draws
+        no random numbers)."""
         self.moves = []
 
     def note(self, text: str) -> None:
@@ -132,9 +134,9 @@ class HumanAgent(Agent):
                 self.output(self._menu_text(options))
                 continue
             action, error = self.parse_move(text, options, info, legal)
-            if error is None:
+            if action is not None:
                 return action
-            self.output(error)
+            self.output(error or "")
 
     # ------------------------------------------------------------ views
     def table_text(self, info: dict) -> str:

@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        diff, low, high, count = paired_difference(*args.deals, prefix=args.prefix)
+        deals_a, deals_b = args.deals
+        diff, low, high, count = paired_difference(deals_a, deals_b, prefix=args.prefix)
     except (OSError, ValueError) as e:
         return error_exit(parser.prog, str(e))
     print(f"win rate A - B: {100 * diff:+.1f} points [95% CI {100 * low:+.1f}, "

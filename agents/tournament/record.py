@@ -42,6 +42,6 @@ def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> l
         name = f"table{t}-deal{d}-rotation{r}.json"
         (out / name).write_text(env.export_history())
         index.append({"file": name, "table": t, "deal": d, "rotation": r,
-                      "seats": list(labels), "charges": list(env.game.charges)})
+                      "seats": list(labels), "charges": list(env.game.charges or ())})
     (out / "index.json").write_text(json.dumps(index, indent=1))
     return [out / g["file"] for g in index]

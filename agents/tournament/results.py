@@ -6,6 +6,7 @@ import csv
 import itertools
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -269,7 +270,7 @@ def _clean(d: dict) -> dict:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
 
 
-def _format_rows(rows: list[tuple[str, ...]], right_from: int = 1) -> list[str]:
+def _format_rows(rows: Sequence[tuple[str, ...]], right_from: int = 1) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for r in rows:
