@@ -139,7 +139,13 @@ def mask_array(legal: int) -> np.ndarray:
     return bits.view(np.int8)
 
 
-class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+#: What ``observe(agent)`` returns: ``{"observation": float32[L], "action_mask": int8[58]}``.
+Observation = dict[str, Any]
+#: What ``step`` takes: an action id (a Python or numpy int; None for a finished agent).
+ActionType = Any
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper[str, Observation, ActionType]):
     """PettingZoo's order-enforcing wrapper (a subclass, same name and checks), with
     ``last()`` asked of the env in one call once it has been reset (the same tuple; the
     wrapper's generic ``__getattr__`` would otherwise forward six attribute reads per
@@ -167,7 +173,7 @@ def env(**kwargs: Any) -> OrderEnforcingWrapper:
     return OrderEnforcingWrapper(raw_env(**kwargs))
 
 
-class raw_env(AECEnv):
+class raw_env(AECEnv[str, Observation, ActionType]):
     """The Pis Yedili AEC environment; see the module docstring."""
 
     metadata = {
@@ -315,7 +321,7 @@ class raw_env(AECEnv):
             self.agent_selection = agents[game.current]
 
     # ------------------------------------------------------------------ views
-    def observe(self, agent):
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self._game is None:
             raise RuntimeError("observe() called before reset()")
         player = self._seat(agent)
