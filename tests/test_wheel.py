@@ -128,12 +128,21 @@ def installed(wheel, tmp_path_factory):
     return python, venv / "bin", env, cwd
 
 
-def run(installed, *args: str, timeout: float = 120) -> str:
-    python, bindir, env, cwd = installed
-    done = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+def start(installed, *args: str) -> subprocess.Popen:
+    _, _, env, cwd = installed
+    return subprocess.Popen(list(args), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen, timeout: float = 300) -> str:
+    """The output of a finished command; a failure shows what it printed."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, out + err
+    return out
+
+
+def run(installed, *args: str, timeout: float = 300) -> str:
+    return finish(start(installed, *args), timeout)
 
 
 def test_the_wheel_holds_the_code_the_exports_and_the_configs_only(wheel):
@@ -160,19 +169,22 @@ def test_installed_wheel_plays_serves_and_trains_outside_a_checkout(installed):
                 "pis_yedili_models.__file__)")
     assert str(ROOT) not in where and where.count(str(bindir.parent)) == 4, where
 
-    # Bots by the names the docs use, a shipped rules file, search with its belief model.
-    out = run(installed, str(bindir / "pis-tournament"),
-              "--agents", "ppo:models/ppo_2p.zip,search?rollouts=8,ppo:ppo_2p_v2",
-              "--deals", "2", "--workers", "1", "--no-progress", "--no-save",
-              "--rules", "configs/rules/strict.yaml")
-    assert "search" in out and "ppo" in out, out
-    missing = subprocess.run([str(bindir / "pis-tournament"), "--agents",
-                              "ppo:models/nope.zip,random", "--deals", "1", "--no-save"],
-                             cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    assert missing.returncode != 0 and "not found" in missing.stderr
-    assert "corrupt" not in missing.stderr
+    # Three commands at once (a fresh install compiles the numba kernels of search first):
+    # bots by the names the docs use, a shipped rules file and search with its belief
+    # model; a missing policy; training from a shipped config, as a module.
+    tournament = start(installed, str(bindir / "pis-tournament"),
+                       "--agents", "ppo:models/ppo_2p.zip,search?rollouts=8",
+                       "--deals", "2", "--workers", "1", "--no-progress", "--no-save",
+                       "--rules", "configs/rules/strict.yaml")
+    missing = start(installed, str(bindir / "pis-tournament"), "--agents",
+                    "ppo:models/nope.zip,random", "--deals", "1", "--no-save")
+    training = start(installed, str(python), "-m", "train.ppo", "--config",
+                     "configs/ppo_4p.yaml", "total_timesteps=512", "vec_env=dummy", "n_envs=2",
+                     "ppo.n_steps=256", "ppo.batch_size=256", "policy.net_arch=[16]",
+                     "eval.deals=0", "pretrain.teacher=null", "log.tensorboard=false",
+                     "log.progress=false", "max_minutes=null", "run_dir=run4p")
 
-    # The browser table on a free loopback port.
+    # The browser table on a free loopback port, the shipped bot and rules by bare name.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -186,15 +198,13 @@ def test_installed_wheel_plays_serves_and_trains_outside_a_checkout(installed):
         server.terminate()
         server.wait(timeout=30)
 
-    # Training from a shipped config, as a module and as the console script.
-    out = run(installed, str(python), "-m", "train.ppo", "--config", "configs/ppo_4p.yaml",
-              "total_timesteps=512", "vec_env=dummy", "n_envs=2", "ppo.n_steps=256",
-              "ppo.batch_size=256", "policy.net_arch=[16]", "eval.deals=0",
-              "pretrain.teacher=null", "log.tensorboard=false", "log.progress=false",
-              "max_minutes=null", "run_dir=run4p", timeout=300)
+    _, error = missing.communicate(timeout=300)
+    assert missing.returncode != 0 and "not found" in error and "corrupt" not in error
+    out = finish(training)
     assert (cwd / "run4p" / "policy.pt").is_file(), out
-    help_text = run(installed, str(bindir / "pis-train"), "--help")
-    assert "--config" in help_text
+    assert "--config" in run(installed, str(bindir / "pis-train"), "--help")
+    out = finish(tournament)
+    assert "search" in out and "ppo:models/ppo_2p.zip" in out, out
 
 
 def _get(url: str, server: subprocess.Popen, wait: float = 60) -> str:
