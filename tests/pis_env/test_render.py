@@ -140,6 +140,14 @@ def test_aec_env_renders_the_seat_to_move_a_named_seat_or_the_full_table():
     np.testing.assert_array_equal(replay.render(), full.render())
 
 
+def test_pettingzoo_render_test_and_gymnasium_check_env_pass(capsys):
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import render_test
+
+    render_test(lambda render_mode=None: pis_env.env(render_mode=render_mode))
+    check_env(gym.make("PisYedili-v0", render_mode="rgb_array").unwrapped)
+
+
 def test_bad_render_arguments_name_the_allowed_values():
     with pytest.raises(ValueError, match="'rgb_array'"):
         pis_env.env(render_mode="rgb")
