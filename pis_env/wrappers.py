@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
-from .env import RENDER_MODES, raw_env
+from .env import RENDER_MODES, check_render_mode, raw_env
 
 #: Values of ``SingleAgentEnv(opponent_illegal=...)``.
 OPPONENT_ILLEGAL = ("warn", "raise")
@@ -122,8 +122,11 @@ class SingleAgentEnv(gym.Env):
                              f"{', '.join(map(repr, OPPONENT_ILLEGAL))}")
         self.opponent_illegal = opponent_illegal
         options["illegal_action"] = "terminate"
-        self.aec = raw_env(render_mode=render_mode, **options)
-        self.render_mode = render_mode
+        # "human" prints the learner's table after reset and every step; the AEC env's own
+        # "human" would print every opponent's move from that opponent's seat.
+        self.aec = raw_env(render_mode="ansi" if render_mode == "human" else render_mode,
+                           **options)
+        self.render_mode = check_render_mode(render_mode)
         self.num_players = self.aec.rules.num_players
         if learner_seat is not None:
             if isinstance(learner_seat, (bool, np.bool_)) or not isinstance(
@@ -178,12 +181,17 @@ class SingleAgentEnv(gym.Env):
         self.aec.reset(seed=aec_seed, options=options)
         self._play_opponents()
         obs, _, _, _, info = self._result()
+        if self.render_mode == "human":
+            self.render()
         return obs, info
 
     def step(self, action):
         self.aec.step(action)
         self._play_opponents()
-        return self._result()
+        result = self._result()
+        if self.render_mode == "human":
+            self.render()
+        return result
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (bool[58]); all False once the episode is over."""
@@ -215,7 +223,11 @@ class SingleAgentEnv(gym.Env):
         before the first ``reset`` there is no table to draw (a ``RuntimeError``)."""
         if not self.aec.has_game:
             return self.aec.render_seat(None)  # its warning or error
-        return self.aec.render_seat(self._seat)
+        picture = self.aec.render_seat(self._seat)
+        if self.render_mode == "human":
+            print(picture)
+            return None
+        return picture
 
     # ------------------------------------------------------------------ internals
     def _play_opponents(self) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 import pis_env
 from pis_env.cards import cards_of
-from pis_env.render import FRAME_SIZE, render_frame
+from pis_env.render import FRAME_SIZE, render_frame, render_table
 from pis_env.wrappers import SingleAgentEnv
 
 SHAPE = (FRAME_SIZE[1], FRAME_SIZE[0], 3)
@@ -209,6 +209,22 @@ def test_single_agent_view_renders_the_learners_seat():
     wrapped.reset(seed=1)
     frame = wrapped.render()
     assert frame.shape == SHAPE and frame.dtype == np.uint8
+
+
+def test_single_agent_human_mode_prints_the_learners_table_only(capsys):
+    """After reset and after every step, the learner's table; never an opponent's hand
+    (the AEC env's own human mode prints each move from the mover's seat)."""
+    env = SingleAgentEnv(num_players=3, learner_seat=1, render_mode="human")
+    env.reset(seed=2)
+    expected = [render_table(env.game, 1)]
+    rng = np.random.default_rng(2)
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(
+            int(rng.choice(np.flatnonzero(env.action_masks()))))
+        done = terminated or truncated
+        expected.append(render_table(env.game, 1))
+    assert capsys.readouterr().out == "".join(text + "\n" for text in expected)
 
 
 def test_sb3_make_vec_env_and_rl_zoo_defaults():
