@@ -29,7 +29,8 @@ PETTINGZOO_ID = f"pis_yedili/{ENV_NAME}"
 
 
 def _register() -> None:
-    """Register the single-agent view with gymnasium (``gymnasium.make("PisYedili-v0")``)
+    """Register the single-agent view with gymnasium (``gymnasium.make("PisYedili-v0")``;
+    ``gymnasium.make_vec`` builds the batched vector env of ``train.vector_env``)
     and the AEC env with PettingZoo (``pettingzoo.make("aec", "pis_yedili/pis_yedili_v0")``;
     its own namespace: ``classic/`` is PettingZoo's). Neither registry discovers plugins,
     so the ids exist once ``pis_env`` is imported."""
@@ -38,7 +39,10 @@ def _register() -> None:
     from pettingzoo.env_registry.exceptions import PettingZooRegistryError
 
     if "PisYedili-v0" not in gymnasium.registry:
-        gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv")
+        # make_vec's default: the batched engine (train.vector_entry chooses, and falls back
+        # to SyncVectorEnv for Python bots); a string, so pis_env imports no train code
+        gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv",
+                           vector_entry_point="train.vector_entry:make_vector_env")
     try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it
         pettingzoo.spec("aec", PETTINGZOO_ID)
     except PettingZooRegistryError:

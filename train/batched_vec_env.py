@@ -1,5 +1,8 @@
 """``BatchedVecEnv``: the batched engine as a stable-baselines3 ``VecEnv`` for MaskablePPO.
 
+A thin adapter: the games are stepped by ``train.learner_batch.LearnerBatch`` (opponents,
+forfeits, features, match results), the same core as the gymnasium ``VectorEnv`` of
+``train.vector_env``; this module turns its arrays into SB3's list of info dicts.
 This module imports stable-baselines3 (and torch for :class:`TorchPolicy`, which lives in
 ``agents.batched_policy`` so that ``agents.search`` shares it; re-exported here): it is training
 code (the ``[train]`` extra), one layer above ``pis_env.batched``, which never imports it.
@@ -53,85 +56,29 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.batched_policy import TorchPolicy  # re-exported: it was defined here
-from pis_env.batched import kernels as K
 from pis_env.batched.env import BatchedEnv
-from pis_env.privileged import privileged_rows, privileged_size
+from pis_env.privileged import privileged_size
 from pis_env.rules import Rules
-from train.league import win_share
-
-NUM_ACTIONS = K.NUM_ACTIONS
-BUILTIN = ("random",)
+from train.learner_batch import (  # re-exported: they were defined here
+    NUM_ACTIONS,
+    AgentPolicy,
+    LearnerBatch,
+    MatchResults,
+    privileged_rows_of_batch,
+)
 
 #: A batched opponent: ``policy(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-# ---------------------------------------------------------------------- opponents
-class AgentPolicy:
-    """Any agent with ``act(observation_dict)`` (``agents.make(...)``: heuristic, mc, ...)
-    as a batched policy, row by row. The agent must be stateless across decisions of
-    different games (the heuristic, greedy and random bots are)."""
-
-    def __init__(self, agent, name: str | None = None):
-        self.agent = agent
-        self.name = name or getattr(agent, "name", type(agent).__name__)
-
-    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        act = self.agent.act
-        return np.array([act({"observation": o, "action_mask": m})
-                         for o, m in zip(obs, masks)], dtype=np.int64)
-
-    def __repr__(self) -> str:
-        return f"AgentPolicy({self.name!r})"
-
-
-def _name_of(opponent) -> str:
-    if isinstance(opponent, str):
-        return opponent
-    return str(getattr(opponent, "name", None) or repr(opponent))
-
-
-_BIT = np.arange(52, dtype=np.int64)
-
-
-def privileged_rows_of_batch(st: np.ndarray, stock: np.ndarray, seats: np.ndarray,
-                        n: int) -> np.ndarray:
-    """float32 [K, privileged_size(n)]: the hidden cards of K games (``st``/``stock`` rows
-    of ``BatchedGame``) seen from ``seats``: ``pis_env.privileged.privileged_rows`` of the
-    opponents' hands clockwise from the seat's left and the stock in draw order."""
-    rows = np.arange(st.shape[0])
-    hands = np.stack([st[rows, K.HAND + (seats + k) % n] for k in range(1, n)], axis=1)
-    spos, slen = st[:, K.SPOS], st[:, K.SLEN]
-    order = np.take_along_axis(stock, np.minimum(spos[:, None] + _BIT, 51), axis=1)
-    return privileged_rows(hands, order, slen - spos)
-
-
 # ---------------------------------------------------------------------- the VecEnv
 class BatchedVecEnv(VecEnv):
-    """``num_envs`` games of :class:`BatchedEnv` as an SB3 ``VecEnv`` (module docstring).
+    """``num_envs`` games of :class:`LearnerBatch` as an SB3 ``VecEnv`` (module docstring).
 
     ``BatchedVecEnv(num_envs, rules=None, *, opponent="random", opponent_mix=None,
     mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
-    win_bonus=0.0, seed=None, bot_factory=None, **rules_options)``
-
-    * ``rules``: a ``Rules``, a dict of options, or ``None`` (options as keywords).
-    * ``opponent``: ``"random"``, ``"greedy"``, ``"ppo:PATH"`` (a :class:`TorchPolicy`),
-      another agent name (``agents.make`` and :class:`AgentPolicy`), a batched callable,
-      or a list of those, one per seat.
-    * ``opponent_mix``: ``{opponent: weight}`` (keys as ``opponent``; it replaces
-      ``opponent`` from the first reset on): every match draws each opponent seat from it
-      (``mix_per="game"``: one draw per match for all its seats).
-      :meth:`set_opponent_mix` changes it between steps. Reported names: the string, or
-      a callable's ``name``.
-    * ``learner_seat``: a seat, or ``None`` / ``"random"`` (drawn for every match).
-    * ``features``: the observation returned: ``("obs",)`` or ``("obs", "mask")`` (the
-      legal mask appended as float32, ``train``'s ``policy.features``).
-    * ``privileged``: append :func:`privileged_rows_of_batch` (the hidden cards, for
-      ``train.policy.PrivilegedCriticPolicy``'s critic; ``policy.privileged_critic``).
-    * ``win_bonus``: added at a (not truncated) match end, ``+bonus`` split among the
-      lowest totals, ``-bonus`` among the others (``train``'s ``win_bonus``).
-    * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
-      (default ``agents.make(name, num_players=, num_deals=, rules=)``).
+    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, **rules_options)``:
+    the arguments of :class:`train.learner_batch.LearnerBatch`.
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
@@ -140,233 +87,102 @@ class BatchedVecEnv(VecEnv):
                  features: Sequence[str] = ("obs",), skip_forced: bool = False,
                  win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
                  bot_factory: Callable[[str], Any] | None = None, **options):
-        if rules is None:
-            rules = Rules.from_options(**options)
-        elif isinstance(rules, Mapping):
-            rules = Rules.from_options(**{**dict(rules), **options})
-        elif options:
-            rules = rules.replace(**options)
-        if mix_per not in ("seat", "game"):
-            raise ValueError(f"mix_per={mix_per!r}: 'seat' or 'game'")
-        self.features = tuple(features)
-        if self.features not in (("obs",), ("obs", "mask")):
-            raise ValueError(f"features={features!r}: ('obs',) or ('obs', 'mask')")
-        self.rules = rules
-        self.mix_per = mix_per
-        self.num_players = n = rules.num_players
-        self.multi_deal = rules.num_deals > 1
-        self.skip_forced = bool(skip_forced)
-        self.win_bonus = float(win_bonus)
-        self.privileged = bool(privileged)
-        self._bot_factory = bot_factory
-        self._bots: dict[str, AgentPolicy] = {}
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
-        self._seed = int(seed)
+        self._core = LearnerBatch(
+            num_envs, rules, opponent=opponent, opponent_mix=opponent_mix, mix_per=mix_per,
+            learner_seat=learner_seat, features=features, skip_forced=skip_forced,
+            win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory,
+            **options)
         self._pending_seed: int | None = None
-        seat = "random" if learner_seat in (None, "random") else learner_seat
-        per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
-        self._env = BatchedEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
-                               learner_seat=seat, seed=self._seed, skip_forced=skip_forced)
-        env = self._env
-        self.obs_size = env.obs_size
-        self._names: dict[int, str] = {K.RANDOM: "random"}
-        for o in per_seat:
-            self._names[self._kind(o)] = _name_of(o)
-        size = env.obs_size + (NUM_ACTIONS if "mask" in self.features else 0)
-        if self.privileged:
-            size += privileged_size(n)
         self.render_mode = None
         self.num_envs = num_envs
-        super().__init__(num_envs, gym.spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+        super().__init__(num_envs,
+                         gym.spaces.Box(0.0, 1.0, (self._core.size,), dtype=np.float32),
                          gym.spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(num_envs, dtype=np.int64)
-        self._ar = np.arange(num_envs)
-        self._ep_return = np.zeros(num_envs, dtype=np.float64)
-        self._ep_len = np.zeros(num_envs, dtype=np.int64)
         self._t0 = time.time()
-        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.float32)
-        self.mix: dict[str, float] = {}
-        if opponent_mix is not None:
-            self.set_opponent_mix(opponent_mix)
 
-    # ------------------------------------------------------------------ opponents
-    def _resolve(self, opponent):
-        """A BatchedEnv opponent: a builtin name or a batched callable."""
-        if isinstance(opponent, str):
-            if opponent in BUILTIN:
-                return opponent
-            bot = self._bots.get(opponent)
-            if bot is None:
-                if opponent.startswith("ppo:") and self._bot_factory is None:
-                    # a policy file: batched (one forward pass), argmax as PPOAgent plays
-                    bot = TorchPolicy.from_file(opponent[4:], self.num_players,
-                                                self.rules.num_deals, deterministic=True,
-                                                name=opponent)
-                elif opponent == "greedy":
-                    from agents.greedy.batched import GreedyPolicy
-
-                    bot = GreedyPolicy()
-                elif opponent == "heuristic" and self._bot_factory is None:
-                    # the numba port of agents.heuristic: same choices, ~100x faster
-                    from agents.heuristic.batched import HeuristicPolicy
-
-                    bot = HeuristicPolicy(1, self.rules)
-                else:
-                    bot = AgentPolicy(self._make_bot(opponent), opponent)
-                self._bots[opponent] = bot
-            return bot
-        if not callable(opponent):
-            raise ValueError(f"an opponent is 'random', 'greedy', an agent name or a "
-                             f"callable policy(obs, masks) -> actions, got {opponent!r}")
-        return opponent
-
-    def _make_bot(self, name: str):
-        if self._bot_factory is not None:
-            return self._bot_factory(name)
-        import agents
-
-        return agents.make_for_table(name, self.rules.to_dict())
-
-    def _kind(self, opponent) -> int:
-        """The kind id of an opponent (registering a new callable in a free slot)."""
-        env = self._env
-        resolved = self._resolve(opponent)
-        if isinstance(resolved, str):
-            return BUILTIN.index(resolved)
-        for i, known in enumerate(env.policies):
-            if known is resolved:
-                return K.EXTERNAL + i
-        for i, known in enumerate(env.policies):
-            if known is None:
-                env.policies[i] = resolved
-                return K.EXTERNAL + i
-        env.policies.append(resolved)
-        return K.EXTERNAL + len(env.policies) - 1
-
+    # ------------------------------------------------------------------ the core's
     def set_opponent_mix(self, mix: Mapping | Sequence[tuple[Any, float]] | None) -> None:
-        """Opponents of the matches that start from now on: ``{opponent: weight}`` (or
-        ``(opponent, weight)`` pairs); ``None`` or empty: keep the current seats' ones.
-        Callables no game uses any more are released."""
-        items = list(mix.items()) if isinstance(mix, Mapping) else list(mix or [])
-        items = [(o, float(w)) for o, w in items if float(w) > 0]
-        if mix and not items:
-            raise ValueError("opponent_mix: the weights sum to 0")
-        kinds = [self._kind(o) for o, _ in items]
-        for (o, _), k in zip(items, kinds):
-            self._names[k] = _name_of(o)
-        self._env.set_opponent_mix(kinds, [w for _, w in items],
-                                   per_game=self.mix_per == "game")
-        self.mix = {_name_of(o): w for o, w in items}
-        used = set(kinds) | set(np.unique(self._env.opponent_kinds).tolist())
-        for i in range(len(self._env.policies)):
-            if K.EXTERNAL + i not in used:
-                self._env.policies[i] = None
-                self._names.pop(K.EXTERNAL + i, None)
+        """Opponents of the matches that start from now on (``LearnerBatch.set_opponent_mix``)."""
+        self._core.set_opponent_mix(mix)
+
+    @property
+    def core(self) -> LearnerBatch:
+        """The :class:`LearnerBatch` this adapter steps."""
+        return self._core
+
+    @property
+    def batched_env(self) -> BatchedEnv:
+        """The underlying :class:`BatchedEnv` (opponent kinds, decisions, game state)."""
+        return self._core.env
+
+    @property
+    def decisions(self) -> int:
+        """Decisions applied so far in all games (the learner's and the opponents')."""
+        return self._core.decisions
+
+    obs_size = property(lambda self: self._core.obs_size, doc="The observation's length.")
+    num_players = property(lambda self: self._core.num_players)
+    rules = property(lambda self: self._core.rules)
+    features = property(lambda self: self._core.features)
+    privileged = property(lambda self: self._core.privileged)
+    skip_forced = property(lambda self: self._core.skip_forced)
+    mix = property(lambda self: self._core.mix, doc="The current opponent mix, by name.")
+
+    @property
+    def win_bonus(self) -> float:
+        return self._core.win_bonus
+
+    @win_bonus.setter
+    def win_bonus(self, value: float) -> None:
+        self._core.win_bonus = float(value)
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self, *, decks=None, dealers=None):
         """New matches in every game (``decks``/``dealers``: stacked deals, as
         ``BatchedGame.reset``); the seed given to :meth:`seed` applies here once."""
         seed, self._pending_seed = self._pending_seed, None
-        obs, masks = self._env.reset(seed, decks=decks, dealers=dealers)
-        self._ep_return[:] = 0.0
-        self._ep_len[:] = 0
+        obs = self._core.reset(seed, decks=decks, dealers=dealers)
         self._reset_seeds()
-        return self._policy_input(obs, masks)
+        return obs
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
 
     def step_wait(self):
-        env = self._env
-        acts = self._actions
-        ok = (acts >= 0) & (acts < NUM_ACTIONS)
-        illegal = ~ok
-        illegal[ok] = env.masks[self._ar[ok], acts[ok]] == 0
-        acts = np.where(ok, acts, NUM_ACTIONS)  # BatchedEnv refuses ids < 0
-        obs, rew, done, info = env.step(acts)
-        rewards = rew.copy()
-        dones = done.copy()
-        self._ep_return += rewards
-        self._ep_len += 1
+        out = self._core.step(self._actions)
         infos: list[dict] = [{} for _ in range(self.num_envs)]
-        ended = np.flatnonzero(dones)
-        if ended.size:
-            self._episode_infos(ended, infos, rewards, info, illegal)
-        return self._policy_input(obs, env.masks), rewards, dones, infos
+        if out.ended.index.size:
+            self._episode_infos(out.ended, infos)
+        return out.obs, out.rewards, out.dones, infos
 
-    def _episode_infos(self, ended, infos, rewards, info, illegal) -> None:
-        n = self.num_players
-        env = self._env
-        term = info["terminal_obs"]
-        truncated = info["truncated"]
-        reason = info["reason"]
-        charges = info["charges"]
-        winners = info["winners"]
-        totals = info["totals"]
-        seats = info["learner_seat"]
-        kinds = env.term_kinds
+    def _episode_infos(self, ended: MatchResults, infos: list[dict]) -> None:
         now = round(time.time() - self._t0, 6)
-        for i in ended.tolist():
-            seat = int(seats[i])
+        for j, i in enumerate(ended.index.tolist()):
+            truncated = bool(ended.truncated[j])
             d: dict[str, Any] = {
-                "terminal_observation": self._policy_input_row(i, term[i], seat),
-                "TimeLimit.truncated": bool(truncated[i]),
-                "seat": seat,
-                "end_reason": K.REASON_NAMES[int(reason[i])],
-                "penalty": int(charges[i, seat]),
-                "winner": bool(winners[i, seat]),
+                "terminal_observation": ended.terminal_obs[j],
+                "TimeLimit.truncated": truncated,
+                "seat": int(ended.seat[j]),
+                "end_reason": ended.end_reason[j],
+                "penalty": int(ended.penalty[j]),
+                "winner": bool(ended.winner[j]),
             }
-            if self.multi_deal:
-                d["match_score"] = int(totals[i, seat])
-            if illegal[i] and reason[i] == K.ILLEGAL:
-                d["illegal_action"] = int(self._actions[i])
-            if not truncated[i]:
-                order = [(seat + k) % n for k in range(n)]
-                scores = totals[i] if self.multi_deal else charges[i]
-                ch = [int(scores[s]) for s in order]
-                d["league"] = {"opponents": [self._names.get(int(kinds[i, s]), "?")
-                                             for s in order[1:]],
-                               "charges": ch, "win": ch[0] == min(ch)}
-                if self.win_bonus:
-                    bonus = self.win_bonus * win_share(ch)
-                    rewards[i] += bonus
-                    self._ep_return[i] += bonus
-            d["episode"] = {"r": float(self._ep_return[i]), "l": int(self._ep_len[i]),
-                            "t": now}
+            if ended.match_score is not None:
+                d["match_score"] = int(ended.match_score[j])
+            if ended.forfeited[j]:
+                d["illegal_action"] = int(ended.illegal_action[j])
+            if not truncated:
+                ch = ended.charges[j].tolist()
+                d["league"] = {"opponents": list(ended.opponents[j]), "charges": ch,
+                               "win": bool(ended.win[j])}
+            d["episode"] = {"r": float(ended.episode_return[j]),
+                            "l": int(ended.episode_length[j]), "t": now}
             infos[i] = d
-        self._ep_return[ended] = 0.0
-        self._ep_len[ended] = 0
-
-    def _policy_input(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        parts = [obs]
-        if "mask" in self.features:
-            parts.append(masks)
-        if self.privileged:
-            env = self._env
-            parts.append(privileged_rows_of_batch(env.game.st, env.game.stock,
-                                                  env.learner[:, K.L_SEAT], self.num_players))
-        if len(parts) == 1:
-            return obs.astype(np.float32, copy=True)
-        return np.concatenate(parts, axis=1, dtype=np.float32)
-
-    def _policy_input_row(self, i: int, obs_row: np.ndarray, seat: int) -> np.ndarray:
-        parts = [obs_row]
-        if "mask" in self.features:
-            parts.append(self._zero_mask)
-        if self.privileged:
-            env = self._env
-            parts.append(privileged_rows_of_batch(env.term_st[i:i + 1],
-                                                  env.term_stock[i:i + 1], np.array([seat]),
-                                                  self.num_players)[0])
-        if len(parts) == 1:
-            return obs_row.astype(np.float32, copy=True)
-        return np.concatenate(parts, dtype=np.float32)
 
     def action_masks(self) -> np.ndarray:
         """bool [B, 58]: every game's legal actions for the learner (a new array)."""
-        return self._env.masks.astype(bool)
+        return self._core.action_masks()
 
     def close(self) -> None:
         pass
@@ -411,17 +227,6 @@ class BatchedVecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
         return [False] * self._count(indices)
 
-    # ------------------------------------------------------------------ extras
-    @property
-    def batched_env(self) -> BatchedEnv:
-        """The underlying :class:`BatchedEnv` (opponent kinds, decisions, game state)."""
-        return self._env
-
-    @property
-    def decisions(self) -> int:
-        """Decisions applied so far in all games (the learner's and the opponents')."""
-        return int(self._env.decisions.sum())
-
 
 # ---------------------------------------------------------------------- train/ppo.py
 class _LeagueVecEnv(BatchedVecEnv):
@@ -454,7 +259,7 @@ class _LeagueVecEnv(BatchedVecEnv):
                     if policy is None:
                         policy = self._snapshot_policies[s["id"]] = TorchPolicy.from_numpy_policy(
                             s["policy"], deterministic=league.snapshot_deterministic,
-                            seed=self._seed + int(s["step"]), name=s["id"])
+                            seed=self._core.seed + int(s["step"]), name=s["id"])
                     mix[policy] = weight * float(w)
         self._since = 0
         if not mix:  # only "self" and no snapshot yet: train/ppo.py takes one before
