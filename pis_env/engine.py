@@ -151,7 +151,7 @@ class ActionLog(Sequence):
         return self._len
 
     def _pairs(self) -> list[tuple[int, int]]:
-        out = [None] * self._len
+        out: list = [None] * self._len
         node, i = self._node, self._len
         while node is not None:
             i -= 1
@@ -171,7 +171,7 @@ class ActionLog(Sequence):
             return self._pairs() == list(other)
         return NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like a list
 
     def __repr__(self) -> str:
         return f"ActionLog({self._pairs()!r})"

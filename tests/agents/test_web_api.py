@@ -22,10 +22,13 @@ from agents.web.tables import GAME_BYTES  # noqa: E402
 from pis_env import card_name, raw_env  # noqa: E402
 from pis_env.engine import GameState  # noqa: E402
 from pis_env.rules import MAX_MAX_TURNS, MAX_NUM_DEALS, Rules  # noqa: E402
+from tests.conftest import finished_history, stacked_deck  # noqa: E402
 from tests.pis_env import reference_rules  # noqa: E402
 
 PPO = "ppo:models/ppo_2p.zip"
 BASE = "http://127.0.0.1:8000"
+#: Dealer 0: the bot (seat 1) opens, with no club, so it must draw.
+BOT_FIRST = stacked_deck([[], [13, 14, 15, 16, 17, 18, 19]], dealer=0)[0]
 
 
 def client(*argv: str, base_url: str = BASE) -> TestClient:
@@ -37,15 +40,6 @@ def client(*argv: str, base_url: str = BASE) -> TestClient:
 @pytest.fixture(scope="module")
 def api() -> TestClient:
     return client("--allow", f"random,{PPO}", "--seed", "3")
-
-
-def stacked_deck(hand0: list[int], seed: int = 0) -> list[int]:
-    """A deck (dealer 1) that deals ``hand0`` to player_0, the rest shuffled."""
-    rest = [c for c in np.random.default_rng(seed).permutation(52).tolist() if c not in hand0]
-    deck = []
-    for i in range(7):
-        deck += [hand0[i], rest[i]]
-    return deck + rest[7:]
 
 
 def settle(api: TestClient, state: dict, timeout: float = 30) -> dict:
@@ -130,7 +124,8 @@ def test_config_lists_what_the_command_line_fixed(api):
 def test_stacked_deck_deals_the_hand_shown():
     hand = [0, 5, 9, 20, 33, 40, 51]
     api = client()
-    state = api.post("/api/games", json={"deck": stacked_deck(hand), "dealer": 1}).json()
+    deck, dealer = stacked_deck([hand], num_players=2, seed=0)
+    state = api.post("/api/games", json={"deck": deck, "dealer": dealer}).json()
     pos = state["position"]
     assert [c["id"] for c in pos["hands"][0]] == sorted(hand)
     assert [c["label"] for c in pos["hands"][0]] == [card_name(c, unicode=True)
@@ -139,8 +134,8 @@ def test_stacked_deck_deals_the_hand_shown():
     assert [c["color"] for c in pos["hands"][0]] == ["black", "black", "black", "red", "red",
                                                      "black", "black"]
     assert pos["turn"] == 0 and pos["stock_size"] == 38 and pos["hand_sizes"] == [7, 7]
-    names = api.post("/api/games", json={"deck": [card_name(c) for c in stacked_deck(hand)],
-                                         "dealer": 1}).json()
+    names = api.post("/api/games", json={"deck": [card_name(c) for c in deck],
+                                         "dealer": dealer}).json()
     assert names["position"]["hands"][0] == pos["hands"][0]
 
 
@@ -264,8 +259,7 @@ def test_bot_policy_shown_only_with_the_operators_flag():
     shown = client("--bots", PPO, "--show-bot-policy")
     assert shown.get("/api/config").json()["show_bot_policy"] is True
     for c, expect in ((api, False), (shown, True)):
-        state = c.post("/api/games", json={"seed": 4, "deck": stacked_deck(
-            [13, 14, 15, 16, 17, 18, 19]), "dealer": 0}).json()  # the bot moves first
+        state = c.post("/api/games", json={"seed": 4, "deck": BOT_FIRST, "dealer": 0}).json()
         state = step(c, state, np.random.default_rng(0))
         assert state["log"][0]["seat"] == 1
         assert ("policy" in state["log"][0]) is expect
@@ -293,8 +287,8 @@ def test_a_match_pauses_between_deals():
 
 
 def test_bad_moves_are_refused_and_change_nothing(api):
-    state = api.post("/api/games", json={"deck": stacked_deck([13, 14, 15, 16, 17, 18, 19]),
-                                         "dealer": 1}).json()  # no club: only draw is legal
+    deck, dealer = stacked_deck([[13, 14, 15, 16, 17, 18, 19]], num_players=2)  # only draw
+    state = api.post("/api/games", json={"deck": deck, "dealer": dealer}).json()
     gid = state["id"]
     assert [m["action"] for m in state["legal"]] == [56]
     bad = [
@@ -435,20 +429,6 @@ def test_policy_of_a_ppo_bot_equals_an_independent_forward_pass(onnx_actor):
 
 
 # ---------------------------------------------------------------------- replays
-def finished_history(seed: int = 0, draw: float = 0.0, **rules) -> str:
-    """A match of random legal moves (drawing with probability ``draw`` when legal)."""
-    env = raw_env(**rules)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    while not all(env.terminations.values()) and not all(env.truncations.values()):
-        legal = env.game.legal_actions()
-        if 56 in legal and rng.random() < draw:
-            env.step(56)
-        else:
-            env.step(legal[rng.integers(len(legal))])
-    return env.export_history()
-
-
 def test_replay_frames_step_through_every_position(api):
     text = finished_history(3)
     env = raw_env.from_history(text)
@@ -836,8 +816,8 @@ def test_bot_moves_run_in_worker_processes_with_a_time_limit():
             e["seat"] == 1 for e in states[-1]["log"])  # every bot move: started, polled
         worker = api.app.state.workers.lanes[0]
         assert worker.process and worker.generation == 0
-        slow = api.post("/api/games", json={"bots": ["slow"], "deck": stacked_deck(
-            [13, 14, 15, 16, 17, 18, 19]), "dealer": 0}).json()  # the bot moves first
+        slow = api.post("/api/games", json={"bots": ["slow"], "deck": BOT_FIRST,
+                                            "dealer": 0}).json()
         r = api.post(f"/api/games/{slow['id']}/advance", json={"version": 0})
         assert r.status_code == 200 and r.json()["status"] == "bot_thinking"
         assert api.get("/api/config").status_code == 200  # not held up by the bot

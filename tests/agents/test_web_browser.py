@@ -29,6 +29,7 @@ import pytest
 
 from pis_env import card_name, raw_env
 from tests.agents.test_web_api import live_positions
+from tests.conftest import finished_history, stacked_deck
 from tests.pis_env import reference_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,15 +149,6 @@ def history(base: str, game_id: str) -> str:
         return r.read().decode()
 
 
-def stacked_deck(hand0: list[int], seed: int) -> list[int]:
-    """Dealer 1 deals ``hand0`` to player_0, the rest of the deck shuffled."""
-    rest = [c for c in np.random.default_rng(seed).permutation(52).tolist() if c not in hand0]
-    deck = []
-    for i in range(7):
-        deck += [hand0[i], rest[i]]
-    return deck + rest[7:]
-
-
 def positions(text: str):
     """Every position of a one-deal history: a fresh env stepped through its actions."""
     done = raw_env.from_history(text)
@@ -194,8 +186,8 @@ def release_bots(driver) -> None:
 
 def test_a_whole_deal_by_clicking(server, browser, capsys):
     base, _ = server
-    deck = stacked_deck(HAND, seed=4)
-    browser.get(f"{base}/?deck={','.join(card_name(c) for c in deck)}&dealer=1&delay=0")
+    deck, dealer = stacked_deck([HAND], num_players=2, seed=4)
+    browser.get(f"{base}/?deck={','.join(card_name(c) for c in deck)}&dealer={dealer}&delay=0")
     data = settled(browser)
     hand_text = [e.text for e in css(browser, "#hand .card")]
     assert hand_text == [card_name(c, unicode=True) for c in sorted(HAND)]
@@ -276,7 +268,7 @@ def test_bad_input_shows_a_message_and_changes_nothing(server, browser):
 # ---------------------------------------------------------------------- replay
 def test_load_a_replay_and_step_through_it(server, browser, tmp_path):
     base, _ = server
-    text = _finished_history(seed=12)
+    text = finished_history(seed=12)
     path = tmp_path / "history.json"
     path.write_text(text)
     css(browser, "#tab-replay")[0].click()
@@ -328,17 +320,6 @@ def test_load_a_replay_and_step_through_it(server, browser, tmp_path):
     assert own == expected(1)[0][1]
     assert css(browser, "#replay-table .seat .backs")  # player_0's cards face down
     Select(css(browser, "#replay-seat")[0]).select_by_value("table")
-
-
-def _finished_history(seed):
-    """A deal of random legal moves, as ``export_history()`` JSON."""
-    env = raw_env()
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    while not env.game.deal_over:
-        legal = env.game.legal_actions()
-        env.step(legal[rng.integers(len(legal))])
-    return env.export_history()
 
 
 def _snapshots(text):
