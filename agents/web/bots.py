@@ -133,6 +133,11 @@ class Lane:
 
     # ------------------------------------------------------------------ the lane's thread
     def _run(self) -> None:
+        if self.process:  # at start-up, so that the first game does not wait for it
+            try:
+                self._start_worker()
+            except Exception as e:  # the first move starts it again, or says why not
+                log.error("bot lane %d: the worker did not start: %s", self.index, e)
         while True:
             item = self._tasks.get()
             if item is None:
