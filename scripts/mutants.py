@@ -488,6 +488,40 @@ MUTANTS: list[Mutant] = [
         test="tests/train/test_vector_env.py::test_a_cleanrl_style_masked_ppo_loop_runs_and_plays_legally",
         why="the masks a PPO loop reads allow illegal actions",
     ),
+    Mutant(
+        name="render-shows-hidden-hands",
+        file="pis_env/render.py",
+        old="        cards = cards_of(game.hands[player]) if reveal else [None] * size\n",
+        new="        cards = cards_of(game.hands[player])\n",
+        test="tests/pis_env/test_render.py::test_frames_do_not_depend_on_hidden_cards",
+        why="a seat's frame shows the other hands face up",
+    ),
+    Mutant(
+        name="render-drops-drew-on",
+        file="pis_env/render.py",
+        old="        painter.suit_row((box[0] + 10, 60), game.drew_on[player])\n",
+        new="",
+        test="tests/pis_env/test_render.py::"
+             "test_every_public_part_of_the_table_shows_in_the_frame",
+        why="the frame leaves out the suits an opponent drew on",
+    ),
+    Mutant(
+        name="gym-view-renders-seat-to-move",
+        file="pis_env/env.py",
+        old="            return render_frame(self.game, seat, reveal=reveal)\n",
+        new="            return render_frame(self.game, None, reveal=reveal)\n",
+        test="tests/pis_env/test_render.py::test_single_agent_view_renders_the_learners_seat",
+        why="the gymnasium view draws the seat to move, not its learner's",
+    ),
+    Mutant(
+        name="shipped-before-working-directory",
+        file="pis_env/shipped.py",
+        old="    if given.exists() or given.is_absolute():\n",
+        new="    if given.is_absolute():\n",
+        test="tests/test_wheel.py::"
+             "test_a_file_in_the_working_directory_wins_and_unknown_names_stay_as_given",
+        why="a shipped file shadows the user's file of the same relative path",
+    ),
 ]
 
 
