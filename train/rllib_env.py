@@ -53,6 +53,31 @@ def make_aec_env(rules: dict):
     return MaskKeysWrapper(pis_env.env(**rules))
 
 
+def make_vector_env(env_config: dict):
+    """The vector env creator given to ``register_env`` for
+    ``gym_env_vectorize_mode="vector_entry_point"``: RLlib calls it with ``num_envs``
+    added to ``env_config`` and gets ``train.vector_env.PisYediliVectorEnv`` (the batched
+    engine, the dict observation its masking module reads). ``env_config``:
+    ``num_envs``, ``rules`` (the options), ``opponents`` (``{bot: weight}``), optional
+    ``learner_seat`` (default ``None``: drawn per match), ``seed``, ``torch_threads``
+    (pinned in the env runner, as :func:`make_env` does)."""
+    from train.vector_env import PisYediliVectorEnv
+
+    config = dict(env_config)
+    _pin_torch_threads(config.pop("torch_threads", None))
+    rules = dict(config.pop("rules", {}))
+    return PisYediliVectorEnv(int(config.pop("num_envs", 1)), config.pop("opponents", None),
+                              learner_seat=config.pop("learner_seat", None),
+                              observation="dict", **config, **rules)
+
+
+def _pin_torch_threads(threads) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+
+
 def make_env(env_config: dict):
     """The env creator given to ``register_env``: ``env_config["rules"]`` are the options.
 
@@ -62,10 +87,5 @@ def make_env(env_config: dict):
     threads (measured: 7 ms per linear layer on 2 busy cores)."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-    threads = env_config.get("torch_threads")
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
-
+    _pin_torch_threads(env_config.get("torch_threads"))
     return PettingZooEnv(make_aec_env(dict(env_config.get("rules", {}))))

@@ -91,6 +91,11 @@ def learner_spec(cfg: dict):
 
 def build_algorithm(cfg: dict):
     """The RLlib ``PPO`` algorithm of a config."""
+    return build_config(cfg).build_algo()
+
+
+def build_config(cfg: dict):
+    """The RLlib ``PPOConfig`` of a config (``benchmarks.rllib_sampling`` builds it too)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -126,7 +131,7 @@ def build_algorithm(cfg: dict):
         .training(**cfg["ppo"])
         .debugging(seed=cfg["seed"])
     )
-    return config.build_algo()
+    return config
 
 
 def learner_state(algo) -> dict:

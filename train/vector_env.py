@@ -39,10 +39,8 @@ from gymnasium.vector.utils import batch_space
 
 from pis_env.rules import Rules
 from train.learner_batch import NUM_ACTIONS, LearnerBatch, MatchResults
+from train.rllib_env import MASK_KEY, OBS_KEY  # the keys of observation="dict"
 
-#: The keys of ``observation="dict"``: RLlib's action-masking module reads these.
-OBS_KEY = "observations"
-MASK_KEY = "action_mask"
 OBSERVATIONS = ("flat", "dict")
 
 #: The most games one vector env holds (its arrays are num_envs x a few hundred floats).

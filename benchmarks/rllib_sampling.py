@@ -1,0 +1,163 @@
+"""RLlib sampling speed: env steps/s per env runner, three envs measured the same way.
+
+    python -m benchmarks.rllib_sampling                  # ~2 min on 2 cores
+    python -m benchmarks.rllib_sampling --steps 20000 --envs 1024
+
+Run it in the RLlib virtualenv (``.venv-rllib/bin/python``). Each path is one PPO
+algorithm with two remote env runners (one torch thread each); its runners sample
+``--steps`` env steps with the masked PPO module exploring, first one alone (the "1
+runner" figure), then both at once ("2 runners": per runner and in all). Timing starts
+after a warm-up sample (numba compilation, torch's first passes).
+
+* ``aec``: today's ``train/rllib_ppo.py`` env, ``pis_env.env`` through RLlib's
+  ``PettingZooEnv`` (``num_envs_per_env_runner=16``, the configured bots as RLModules).
+  RLlib counts an env step for every seat's move there, so its learner decisions are
+  printed too.
+* ``vector``: ``train.vector_env.PisYediliVectorEnv`` through
+  ``gym_env_vectorize_mode="vector_entry_point"`` (``--envs`` games per runner, the bots
+  inside the numba engine); an env step is a learner decision.
+* ``cartpole``: gymnasium's ``CartPoleVectorEnv`` (``--envs`` per runner) with the same
+  network size: what RLlib's sampling loop costs when the env is almost free, the
+  ceiling of a runner here.
+
+The figures depend on the machine and what else runs on it; the docs give measured ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+#: Bounds on what one run asks for (checked before anything starts).
+MAX_STEPS = 200_000
+MAX_ENVS = 4096
+PATHS = ("aec", "vector", "cartpole")
+RUNNERS = 2
+
+
+def _config(path: str, envs: int, players: int):
+    """A ``PPOConfig`` for one path, two remote env runners."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from train import rllib_ppo
+    from train.rllib_config import load_config
+
+    cfg = load_config(rllib_ppo.DEFAULT_CONFIG, [f"rules.num_players={players}"])
+    model = DefaultModelConfig(**cfg["model"])
+    if path == "aec":
+        cfg["env_runners"] = {"num_env_runners": RUNNERS, "num_envs_per_env_runner": 16}
+        return rllib_ppo.build_config(cfg)
+    config = PPOConfig().env_runners(num_env_runners=RUNNERS, num_envs_per_env_runner=envs,
+                                     gym_env_vectorize_mode="vector_entry_point")
+    if path == "cartpole":
+        return config.environment("CartPole-v1").rl_module(model_config=model)
+    from ray.tune.registry import register_env
+
+    from train.rllib_env import make_vector_env
+    from train.rllib_modules import MaskedPPOTorchRLModule
+
+    register_env("pis_yedili_vector", make_vector_env)
+    probe = make_vector_env({"num_envs": 1, "rules": cfg["rules"]})
+    return (config
+            .environment("pis_yedili_vector", disable_env_checking=True,
+                         env_config={"rules": cfg["rules"], "opponents": cfg["opponents"],
+                                     "torch_threads": 1})
+            .rl_module(rl_module_spec=RLModuleSpec(
+                module_class=MaskedPPOTorchRLModule,
+                observation_space=probe.single_observation_space,
+                action_space=probe.single_action_space, model_config=model)))
+
+
+def _sample(steps: int):
+    """Runs in an env runner: ``steps`` env steps, timed; (env steps, learner decisions,
+    seconds)."""
+
+    def sample(runner):
+        import torch
+
+        torch.set_num_threads(1)
+        start = time.perf_counter()
+        episodes = runner.sample(num_timesteps=steps, explore=True)
+        seconds = time.perf_counter() - start
+        env_steps = decisions = 0
+        for e in episodes:
+            if hasattr(e, "agent_episodes"):  # multi-agent: every seat's move is a step
+                env_steps += e.env_steps()
+                decisions += sum(len(a) for aid, a in e.agent_episodes.items()
+                                 if e.module_for(aid) == "learner")
+            else:
+                env_steps += len(e)
+                decisions += len(e)
+        return env_steps, decisions, seconds
+
+    return sample
+
+
+def measure(path: str, steps: int, envs: int, players: int, log=print) -> dict:
+    """Per-runner rates of one path: one runner alone, then both at once."""
+    start = time.perf_counter()
+    algo = _config(path, envs, players).build_algo()
+    try:
+        group = algo.env_runner_group
+        group.foreach_env_runner(_sample(min(steps, 2 * envs)), local_env_runner=False)
+        built = time.perf_counter() - start
+        (alone,) = group.foreach_env_runner(_sample(steps), local_env_runner=False,
+                                            remote_worker_ids=[1])
+        wall = time.perf_counter()
+        both = group.foreach_env_runner(_sample(steps), local_env_runner=False)
+        wall = time.perf_counter() - wall
+    finally:
+        algo.stop()
+    out = {"path": path, "setup_s": round(built, 1),
+           "1 runner": round(alone[0] / alone[2]),
+           "1 runner decisions": round(alone[1] / alone[2]),
+           "2 runners, per runner": round(sum(s / t for s, _, t in both) / len(both)),
+           "2 runners, in all": round(sum(s for s, _, _ in both) / wall)}
+    log(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.rllib_sampling",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=10_000,
+                   help=f"env steps each runner samples per measurement (<= {MAX_STEPS})")
+    p.add_argument("--envs", type=int, default=512,
+                   help=f"vector envs per runner for vector and cartpole (<= {MAX_ENVS})")
+    p.add_argument("--players", type=int, default=2, choices=range(2, 8), metavar="2..7")
+    p.add_argument("--paths", default=",".join(PATHS), help=f"some of {','.join(PATHS)}")
+    args = p.parse_args(argv)
+    paths = [x for x in args.paths.split(",") if x]
+    if not 1 <= args.steps <= MAX_STEPS:
+        p.error(f"--steps: 1..{MAX_STEPS}")
+    if not 1 <= args.envs <= MAX_ENVS:
+        p.error(f"--envs: 1..{MAX_ENVS}")
+    if not paths or set(paths) - set(PATHS):
+        p.error(f"--paths: some of {','.join(PATHS)}")
+    import ray
+
+    ray.init(num_cpus=RUNNERS, include_dashboard=False, log_to_driver=False)
+    try:
+        results = [measure(x, args.steps, args.envs, args.players) for x in paths]
+    finally:
+        ray.shutdown()
+    print(f"\nenv steps/s per env runner ({args.steps} steps per runner, {args.players} players, "
+          f"{args.envs} vector envs per runner, aec 16 envs per runner)")
+    print(f"{'path':10} {'1 runner':>10} {'2 runners':>10} {'2 in all':>10}  learner decisions/s")
+    for r in results:
+        print(f"{r['path']:10} {r['1 runner']:>10,} {r['2 runners, per runner']:>10,} "
+              f"{r['2 runners, in all']:>10,}  {r['1 runner decisions']:,} (1 runner)")
+    by_path = {r["path"]: r for r in results}
+    if {"vector", "cartpole"} <= set(by_path):
+        ratio = by_path["vector"]["1 runner"] / by_path["cartpole"]["1 runner"]
+        print(f"vector / cartpole ceiling (1 runner): {ratio:.0%}")
+    if {"vector", "aec"} <= set(by_path):
+        ratio = by_path["vector"]["1 runner"] / by_path["aec"]["1 runner decisions"]
+        print(f"vector / aec, learner decisions (1 runner): {ratio:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
