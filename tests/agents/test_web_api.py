@@ -4,9 +4,11 @@ reveal, and the limits."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
+import tempfile
 import time
 
 import numpy as np
@@ -373,15 +375,19 @@ def test_history_endpoint_is_export_history_once_the_game_is_over(api):
 
 
 # ---------------------------------------------------------------------- policy in play
-@pytest.fixture(scope="module")
-def onnx_actor(tmp_path_factory):
+@functools.cache
+def onnx_probabilities():
     """The shipped policy's actor exported to ONNX and run by onnxruntime: a forward
-    pass independent of ``agents.ppo``'s numpy one."""
-    ort = pytest.importorskip("onnxruntime", reason="the web extra is not installed")
+    pass independent of ``agents.ppo``'s numpy one. Exported once per test process (the
+    browser tests use it too)."""
+    import onnxruntime as ort
+
     from train.export import export_onnx
 
-    out = export_onnx("models/ppo_2p.zip", tmp_path_factory.mktemp("onnx") / "ppo_2p.onnx")
+    folder = tempfile.mkdtemp(prefix="pis-onnx-")
+    out = export_onnx("models/ppo_2p.zip", os.path.join(folder, "ppo_2p.onnx"))
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    shutil.rmtree(folder, ignore_errors=True)
 
     def probabilities(observation: dict) -> np.ndarray:
         mask = observation["action_mask"].astype(np.float32)[None]
@@ -392,6 +398,11 @@ def onnx_actor(tmp_path_factory):
         p = np.exp(z - z.max())
         return p / p.sum()
     return probabilities
+
+
+@pytest.fixture
+def onnx_actor():
+    return onnx_probabilities()
 
 
 def bot_observations(history_text: str, seat: int) -> list[dict]:

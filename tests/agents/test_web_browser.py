@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from pis_env import card_name, raw_env
-from tests.agents.test_web_api import live_positions
+from tests.agents.test_web_api import live_positions, onnx_probabilities
 from tests.conftest import finished_history, stacked_deck
 from tests.pis_env import reference_rules
 
@@ -329,26 +329,9 @@ def _snapshots(text):
 
 
 # ---------------------------------------------------------------------- policy
-@pytest.fixture(scope="module")
-def onnx_actor(tmp_path_factory):
-    """The shipped policy's actor as ONNX, run by onnxruntime: independent of
-    ``agents.ppo``'s forward pass."""
-    import onnxruntime as ort
-
-    from train.export import export_onnx
-
-    out = export_onnx("models/ppo_2p.zip", tmp_path_factory.mktemp("onnx") / "ppo_2p.onnx")
-    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-
-    def probabilities(observation: dict) -> np.ndarray:
-        mask = observation["action_mask"].astype(np.float32)[None]
-        (logits,) = session.run(["logits"], {
-            "observation": observation["observation"].astype(np.float32)[None],
-            "action_mask": mask})
-        z = np.where(mask[0] > 0, logits[0].astype(np.float64), -np.inf)
-        p = np.exp(z - z.max())
-        return p / p.sum()
-    return probabilities
+@pytest.fixture
+def onnx_actor():
+    return onnx_probabilities()
 
 
 def test_policy_view_shows_the_policys_probabilities(server, browser, capsys, onnx_actor):
