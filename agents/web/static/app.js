@@ -294,7 +294,10 @@ async function request(method, path, body) {
     renderGame(state);
   } catch (e) {
     showMessage(e.message);
-    if (e.status === 409 && ui.game) {  // stale view: show the game as it is now
+    if (e.status === 503 && ui.game) {  // the bots are busy: ask again in a second
+      clearTimeout(ui.timer);
+      ui.timer = setTimeout(scheduleBot, 1000);
+    } else if (e.status === 409 && ui.game) {  // stale view: show the game as it is now
       try { renderGame(await api("GET", `/api/games/${ui.game.id}`)); } catch (e2) { /* shown */ }
     }
   } finally {
