@@ -34,14 +34,21 @@ def _ray_children() -> list:
 
 @pytest.fixture
 def no_ray_left():
-    """After the test: Ray is shut down and no process it started is still alive."""
+    """After the test: Ray is shut down and no process it started is still alive.
+    Children that were there before the test (an earlier test's multiprocessing
+    forkserver or resource tracker) are not the test's."""
+    before = {p.pid for p in _ray_children()}
+
+    def left() -> list:
+        return [p for p in _ray_children() if p.pid not in before]
+
     yield
     if ray.is_initialized():
         ray.shutdown()
     deadline = time.monotonic() + 20
-    while _ray_children() and time.monotonic() < deadline:
+    while left() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _ray_children(), f"Ray processes left behind: {_ray_children()}"
+    assert not left(), f"Ray processes left behind: {left()}"
 
 
 @pytest.fixture
