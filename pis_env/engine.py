@@ -200,6 +200,14 @@ class GameState:
         "totals", "history", "histories", "deal_decks", "deal_dealers", "_legal", "_decks_left",
         "deal_reshuffles", "_scripted",
     )
+    # The types of the fields that change type during a deal (for type checkers; the
+    # slots above hold the values).
+    pile: list[int]
+    end_reason: str | None
+    charges: list[int] | None
+    winners: list[bool] | None
+    _legal: int | None
+    _scripted: list[list[list[int]]] | None
 
     def __init__(
         self,
@@ -535,7 +543,7 @@ class GameState:
         rest = self.pile
         log = _reshuffle_log(self)
         if getattr(self, "_scripted", None) is not None:
-            self.stock = self._scripted_stock(rest, len(log[-1]))
+            self.stock = self._scripted_stock(rest, len(log[-1]) if log is not None else 0)
         else:
             self.stock = [rest[i] for i in self.rng.permutation(len(rest)).tolist()]
         if log is not None:
@@ -548,7 +556,8 @@ class GameState:
         """The new stock of this deal's reshuffle number ``done`` (0-based) from the given
         ``reshuffles``, checked against the cards under the top of the pile."""
         deal = self.deal_index
-        orders = self._scripted[deal] if deal < len(self._scripted) else []
+        scripted = self._scripted or []
+        orders = scripted[deal] if deal < len(scripted) else []
         if done >= len(orders):
             raise ChanceError(
                 f"deal {deal}: the stock ran out and must be reshuffled (reshuffle {done + 1}),"
@@ -624,6 +633,7 @@ class GameState:
             new.deal_reshuffles = [deal.copy() for deal in log]
         if self.charges is not None:
             new.charges = self.charges.copy()
+        if self.winners is not None:
             new.winners = self.winners.copy()
         return new
 
