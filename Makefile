@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test test-rllib bench notebooks fuzz clean
+.PHONY: train test test-rllib bench notebooks fuzz mutants clean
 
 $(STAMP): pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ notebooks: $(STAMP)
 MINUTES ?= 10
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py --minutes $(MINUTES)
+
+# Break the code each rewritten test guards (scripts/mutants.py) and check that the test
+# fails; exit 1 if a mutant survives. ARGS="--only NAME" for one.
+mutants: $(STAMP)
+	$(PY) scripts/mutants.py $(ARGS)
 
 clean:
 	rm -rf $(VENV)
