@@ -522,6 +522,48 @@ MUTANTS: list[Mutant] = [
              "test_a_file_in_the_working_directory_wins_and_unknown_names_stay_as_given",
         why="a shipped file shadows the user's file of the same relative path",
     ),
+    # ---- H6: RLlib on the vector env (issue 20); these run in .venv-rllib:
+    # .venv-rllib/bin/python scripts/mutants.py --only NAME ----
+    Mutant(
+        name="rllib-resume-any-env",
+        file="train/rllib_ppo.py",
+        old='    if saved != cfg["env"]:',
+        new="    if False:",
+        test="tests_rllib/test_rllib_vector.py::test_an_aec_checkpoint_from_before_the_vector_env_is_refused",
+        why="an aec run's checkpoint is restored into the vector env's modules (a traceback)",
+    ),
+    Mutant(
+        name="rllib-fragment-auto",
+        file="train/rllib_ppo.py",
+        old="rollout_fragment_length=rollout_fragment_length(cfg))",
+        new='rollout_fragment_length="auto")',
+        test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
+        why="the rollout fragment is not the one the config checked",
+    ),
+    Mutant(
+        name="rllib-learners-dropped",
+        file="train/rllib_ppo.py",
+        old='            .learners(num_learners=learners["num_learners"],',
+        new="            .learners(num_learners=0,",
+        test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
+        why="learners.num_learners does not reach RLlib",
+    ),
+    Mutant(
+        name="rllib-vector-env-unused",
+        file="train/rllib_ppo.py",
+        old='    if cfg["env"] == "vector":\n        return _vector_config(cfg)',
+        new='    if False:\n        return _vector_config(cfg)',
+        test="tests_rllib/test_rllib_vector.py::test_env_runner_samples_the_vector_env_with_legal_actions",
+        why="env=vector still samples the AEC env",
+    ),
+    Mutant(
+        name="rllib-dict-mask-all-legal",
+        file="train/vector_env.py",
+        old="            return {OBS_KEY: flat, MASK_KEY: self._masks.astype(np.float32)}",
+        new="            return {OBS_KEY: flat, MASK_KEY: np.ones_like(self._masks, np.float32)}",
+        test="tests_rllib/test_rllib_vector.py::test_env_runner_samples_the_vector_env_with_legal_actions",
+        why="the dict observation's mask (what RLlib's masking module reads) allows all",
+    ),
 ]
 
 

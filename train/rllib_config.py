@@ -4,7 +4,8 @@ for a typo) like every training entry point's.
 
 Its own keys, not ``train/ppo.py``'s: the RLlib run holds one learning seat against fixed
 bots, so it has no league or snapshot pool. The sections say where each key goes:
-``env_runners`` (RLlib's sampling processes), ``model`` and ``ppo`` (keyword arguments
+``env`` (what the env runners step), ``env_runners`` (RLlib's sampling processes),
+``learners`` (where the update runs, GPUs), ``model`` and ``ppo`` (keyword arguments
 passed straight to RLlib's ``DefaultModelConfig`` and ``PPOConfig.training``: mappings,
 merged key by key and checked by RLlib itself), ``pretrain`` (the warm start of
 ``train.rllib_pretrain``), ``stop`` (the time budget) and the evaluation keys.
@@ -64,11 +65,33 @@ def model_keywords() -> tuple[str, ...] | None:
     return tuple(f.name for f in dataclasses.fields(DefaultModelConfig))
 
 
+#: The sampling envs of ``env``: the batched vector env, or the AEC env through PettingZooEnv.
+ENVS = ("vector", "aec")
+#: ``num_envs_per_env_runner`` when it is null, per ``env``.
+DEFAULT_ENVS_PER_RUNNER = {"vector": 256, "aec": 16}
+#: The shortest rollout fragment a config may give (steps per env and sample call): shorter
+#: ones spend the sampling time in RLlib's per-call overhead and cut episodes into pieces.
+MIN_FRAGMENT = 8
+#: The most envs one env runner may step.
+MAX_ENVS_PER_RUNNER = 1 << 14
+
+
 @dataclass
 class EnvRunnersConfig:
     num_env_runners: int = param(1, "sampling processes (0: sample in the driver); what "
                                  "scales out on a cluster", ge=0)
-    num_envs_per_env_runner: int = param(16, "envs each sampling process steps", ge=1)
+    num_envs_per_env_runner: int | None = param(
+        None, "envs each sampling process steps (null: 256 for env=vector, 16 for env=aec)",
+        ge=1, le=MAX_ENVS_PER_RUNNER)
+
+
+@dataclass
+class LearnersConfig:
+    num_learners: int = param(0, "RLlib Learner processes (0: one learner in the driver; "
+                              "N: N remote learners, e.g. one per GPU, each training on "
+                              "ppo.train_batch_size_per_learner)", ge=0)
+    num_gpus_per_learner: float = param(0.0, "GPUs per learner (0: CPU; nothing here needs a "
+                                        "GPU)", ge=0)
 
 
 @dataclass
@@ -97,8 +120,14 @@ class RLlibConfig:
     opponents: dict[str, float] = param(
         {"heuristic": 1.0, "greedy": 1.0}, "the bots of the other seats, drawn per episode "
         "and seat with these weights (never trained)")
+    env: str = param("vector", "the sampling env: vector (train.vector_env, the batched numba "
+                     "engine with the bots inside it, gym_env_vectorize_mode="
+                     "vector_entry_point) or aec (pis_env.env through PettingZooEnv, the "
+                     "bots as RLModules, every seat's move an env step)", choices=ENVS)
     env_runners: EnvRunnersConfig = section(EnvRunnersConfig, "RLlib's EnvRunners: the "
                                             "sampling processes")
+    learners: LearnersConfig = section(LearnersConfig, "RLlib's Learners: where the PPO "
+                                       "update runs (PPOConfig.learners)")
     torch_threads: int | None = param(1, "torch threads per process, driver and env "
                                          "runners (null: torch's default)", ge=1)
     model: dict[str, Any] = mapping(
@@ -111,11 +140,12 @@ class RLlibConfig:
         "time budget; pretrain.teacher=null skips the warm start",
         decisions=500_000, epochs=6)
     ppo: dict[str, Any] = mapping(
-        {"lr": 1.0e-4, "train_batch_size_per_learner": 4000, "minibatch_size": 500,
+        {"lr": 1.0e-4, "train_batch_size_per_learner": 16384, "minibatch_size": 2048,
          "num_epochs": 4, "gamma": 1.0, "lambda_": 0.95, "clip_param": 0.2,
          "entropy_coeff": 0.001, "vf_loss_coeff": 0.5, "grad_clip": 0.5},
         "RLlib's PPOConfig.training(...) keywords (a small lr: PPO refines the imitation "
-        "instead of undoing it; gamma 1: a deal is short, the points stay exact)",
+        "instead of undoing it; gamma 1: a deal is short, the points stay exact; the "
+        "batch sets the rollout fragment: batch x learners / (envs x runners) steps)",
         keys=ppo_keywords)
     stop: StopConfig = section(StopConfig, "the budget: whichever comes first")
     checkpoint_every: int = param(10, "training iterations between checkpoints (and policy "
@@ -138,6 +168,17 @@ def _check(cfg: dict) -> dict:
         raise ConfigError("rllib_ppo trains on single deals: rules.num_deals must be 1")
     cfg["rules"] = rules
     check_mix("opponents", cfg["opponents"])
+    runners = cfg["env_runners"]
+    if runners["num_envs_per_env_runner"] is None:
+        runners["num_envs_per_env_runner"] = DEFAULT_ENVS_PER_RUNNER[cfg["env"]]
+    fragment = rollout_fragment_length(cfg)
+    if cfg["env"] == "vector" and fragment < MIN_FRAGMENT:
+        raise ConfigError(
+            f"ppo.train_batch_size_per_learner={cfg['ppo'].get('train_batch_size_per_learner')}"
+            f" over {runners['num_envs_per_env_runner']} envs x "
+            f"{max(1, runners['num_env_runners'])} env runners gives rollout fragments of "
+            f"{fragment} steps (at least {MIN_FRAGMENT}): raise the batch or lower "
+            f"env_runners.num_envs_per_env_runner")
     act = cfg["model"].get("fcnet_activation", "tanh")
     if act not in ACTIVATIONS:
         raise ConfigError(f"model.fcnet_activation={act!r}: the exported policy supports "
@@ -147,6 +188,17 @@ def _check(cfg: dict) -> dict:
     check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
     check_mix("eval_opponents", dict.fromkeys(cfg["eval_opponents"], 1.0), also=("ppo:",))
     return cfg
+
+
+def rollout_fragment_length(cfg: dict) -> int:
+    """Steps per env and sample call so that the env runners' fragments fill one train
+    batch: ``train_batch_size_per_learner x max(1, num_learners) / (envs x runners)``,
+    rounded up (RLlib's ``"auto"``, computed here so the config can refuse tiny ones)."""
+    runners = cfg["env_runners"]
+    batch = int(cfg["ppo"].get("train_batch_size_per_learner", 4000))
+    batch *= max(1, int(cfg["learners"]["num_learners"]))
+    envs = int(runners["num_envs_per_env_runner"]) * max(1, int(runners["num_env_runners"]))
+    return max(1, -(-batch // envs))
 
 
 #: The config of ``train/rllib_ppo.py`` (``train.config.Schema``).
@@ -160,4 +212,5 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     return CONFIG.build(path, overrides)
 
 
-__all__ = ["CONFIG", "DEFAULT_CONFIG", "RLlibConfig", "dump", "load_config"]
+__all__ = ["CONFIG", "DEFAULT_CONFIG", "ENVS", "RLlibConfig", "dump", "load_config",
+           "rollout_fragment_length"]

@@ -5,23 +5,33 @@
     python train/rllib_ppo.py --resume runs/rllib_ppo-20261201-101500
     python train/rllib_ppo.py --address auto                    # an existing Ray cluster
 
-The env is RLlib's ``PettingZooEnv`` over ``pis_env.env`` (``train.rllib_env``); the
-learner is an action-masking PPO module (``train.rllib_modules``) that holds one seat,
-drawn anew for each episode; the other seats are the bots of ``opponents`` as fixed,
-non-trained RLModules. A new run first imitates ``pretrain.teacher``
+The env (``env``) is by default the batched vector env (``env=vector``:
+``train.vector_env.PisYediliVectorEnv`` through ``gym_env_vectorize_mode=
+"vector_entry_point"``, ``env_runners.num_envs_per_env_runner`` games per env runner, the
+bots of ``opponents`` played inside the numba engine, one env step per learner decision);
+``env=aec`` keeps RLlib's ``PettingZooEnv`` over ``pis_env.env`` (``train.rllib_env``), the
+bots as fixed, non-trained RLModules of a multi-agent config. Either way the learner is an
+action-masking PPO module (``train.rllib_modules``, the mask read from the dict
+observation) that holds one seat, drawn anew for each episode, against the bots drawn per
+seat and episode. ``rollout_fragment_length`` follows from the batch
+(``train.rllib_config.rollout_fragment_length``); ``learners.num_learners`` and
+``learners.num_gpus_per_learner`` go to ``PPOConfig.learners``. A new run first imitates
+``pretrain.teacher``
 (``train.rllib_pretrain``: behaviour cloning of the heuristic and a value fit, on the
 driver, counted in the time budget; ``pretrain.teacher=null`` starts from random weights).
 ``env_runners.num_env_runners`` sampling processes, each stepping
 ``num_envs_per_env_runner`` envs, are what scale out on a cluster (the learner stays on
-the driver). The run directory (``runs/<name>-<timestamp>/``) holds ``config.yaml``,
+the driver unless ``learners.num_learners`` > 0). The run directory
+(``runs/<name>-<timestamp>/``) holds ``config.yaml``,
 ``checkpoint/`` (RLlib's ``save_to_path``, replaced atomically every
-``checkpoint_every`` iterations and at the end), ``state.json`` (iterations, env steps,
-minutes spent, the warm start's statistics), ``progress.jsonl``, ``policy-pretrain.pt`` (the
+``checkpoint_every`` iterations and at the end), ``state.json`` (the env, iterations, env
+steps, minutes spent, the warm start's statistics), ``progress.jsonl``, ``policy-pretrain.pt`` (the
 imitation alone) and ``policy.pt``: the learner exported to the
 project's weights-only format (``train.rllib_export``), so ``agents.make("ppo",
 path=...)``, ``python -m agents.tournament --agents ppo:RUN/policy.pt,greedy`` and the
 terminal game play it. ``--resume`` continues the weights, optimizer and counters, with
-what is left of the time budget. At the end the policy is evaluated on duplicate deals
+what is left of the time budget; a checkpoint of the other ``env`` is refused with the
+``env=`` that resumes it. At the end the policy is evaluated on duplicate deals
 against ``eval_opponents`` (``eval.json``).
 
 Ray and RLlib are imported inside the functions, so importing this module is cheap.
@@ -48,6 +58,7 @@ from train.config import ConfigError, add_arguments
 from train.rllib_config import CONFIG, DEFAULT_CONFIG, dump, load_config
 
 ENV_NAME = "pis_yedili_rllib"
+VECTOR_ENV_NAME = "pis_yedili_vector"
 LEARNER = "learner"
 BOT_PREFIX = "bot_"
 
@@ -96,6 +107,48 @@ def build_algorithm(cfg: dict):
 
 def build_config(cfg: dict):
     """The RLlib ``PPOConfig`` of a config (``benchmarks.rllib_sampling`` builds it too)."""
+    if cfg["env"] == "vector":
+        return _vector_config(cfg)
+    return _aec_config(cfg)
+
+
+def _common(config, cfg: dict):
+    """What both envs' configs share: env runners, learners, PPO, seed."""
+    from train.rllib_config import rollout_fragment_length
+
+    runners, learners = cfg["env_runners"], cfg["learners"]
+    return (config
+            .env_runners(num_env_runners=runners["num_env_runners"],
+                         num_envs_per_env_runner=runners["num_envs_per_env_runner"],
+                         rollout_fragment_length=rollout_fragment_length(cfg))
+            .learners(num_learners=learners["num_learners"],
+                      num_gpus_per_learner=learners["num_gpus_per_learner"])
+            .training(**cfg["ppo"])
+            .debugging(seed=cfg["seed"]))
+
+
+def _vector_config(cfg: dict):
+    """A single-agent config: the learner's module over ``train.vector_env``."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.tune.registry import register_env
+
+    from train.rllib_env import make_vector_env
+
+    register_env(VECTOR_ENV_NAME, make_vector_env)
+    config = (
+        PPOConfig()
+        # RLlib's env check steps random actions that ignore the mask (they forfeit)
+        .environment(VECTOR_ENV_NAME, disable_env_checking=True,
+                     env_config={"rules": cfg["rules"], "opponents": dict(cfg["opponents"]),
+                                 "torch_threads": cfg["torch_threads"]})
+        .env_runners(gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=learner_spec(cfg))
+    )
+    return _common(config, cfg)
+
+
+def _aec_config(cfg: dict):
+    """A multi-agent config: ``PettingZooEnv``, the learner's module and the bots'."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -114,29 +167,33 @@ def build_config(cfg: dict):
         specs[BOT_PREFIX + name] = RLModuleSpec(
             module_class=BotRLModule, observation_space=obs_space, action_space=act_space,
             model_config={"bot": name, "rules": rules, "seed": cfg["seed"]})
-    runners = cfg["env_runners"]
     config = (
         PPOConfig()
         # RLlib's env check steps random actions that ignore the mask, which pis_env
         # refuses (illegal_action="raise"); the masked module never plays one.
         .environment(ENV_NAME, env_config={"rules": rules, "torch_threads": cfg["torch_threads"]},
                      disable_env_checking=True)
-        .env_runners(num_env_runners=runners["num_env_runners"],
-                     num_envs_per_env_runner=runners["num_envs_per_env_runner"])
         .multi_agent(policies=set(specs),
                      policy_mapping_fn=SeatMapping(rules["num_players"], cfg["opponents"],
                                                    cfg["seed"]),
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(**cfg["ppo"])
-        .debugging(seed=cfg["seed"])
     )
-    return config
+    return _common(config, cfg)
+
+
+def learner_id(algo) -> str:
+    """The learner's module id: ``LEARNER`` in the multi-agent (aec) config, RLlib's
+    default module in the single-agent (vector) one."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    return LEARNER if algo.config.is_multi_agent else DEFAULT_MODULE_ID
 
 
 def learner_state(algo) -> dict:
     """The learner module's weights (numpy arrays keyed by parameter name)."""
-    return algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+    module = learner_id(algo)
+    return algo.learner_group.get_weights(module_ids=[module])[module]
 
 
 def save_checkpoint(algo, run_dir: Path, state: dict, cfg: dict) -> None:
@@ -170,10 +227,30 @@ def _env_steps(result: dict) -> int:
 
 
 def _learner_return(result: dict) -> float | None:
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN
 
-    value = result.get(ENV_RUNNER_RESULTS, {}).get("module_episode_returns_mean", {}).get(LEARNER)
-    return None if value is None else float(value)
+    runners = result.get(ENV_RUNNER_RESULTS, {})
+    if "module_episode_returns_mean" in runners:  # multi-agent: the learner's own
+        value = runners["module_episode_returns_mean"].get(LEARNER)
+    else:
+        value = runners.get(EPISODE_RETURN_MEAN)
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def check_resume(run_dir: Path, cfg: dict) -> dict:
+    """The run's ``state.json``, after checking that its checkpoint was written by the
+    config's ``env`` (the two envs' RLlib checkpoints hold different modules); a
+    ``ConfigError`` that names the ``env`` to resume with otherwise. Runs from before the
+    vector env record no env: they are aec runs."""
+    state_file = run_dir / "state.json"
+    if not state_file.is_file() or not (run_dir / "checkpoint").is_dir():
+        raise ConfigError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to resume")
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    saved = state.get("env", "aec")
+    if saved != cfg["env"]:
+        raise ConfigError(f"{run_dir}'s checkpoint was written with env={saved}, this config "
+                          f"has env={cfg['env']}: resume it with env={saved}")
+    return state
 
 
 def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = None,
@@ -182,9 +259,10 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
     import ray
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    state = {"iterations": 0, "env_steps": 0, "minutes": 0.0}
+    state = {"env": cfg["env"], "iterations": 0, "env_steps": 0, "minutes": 0.0}
     if resume:
-        state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
+        state = check_resume(run_dir, cfg)
+        state["env"] = cfg["env"]
     else:
         (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
     if cfg["torch_threads"]:
@@ -220,7 +298,7 @@ def _pretrain(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
     p = cfg["pretrain"]
     log(f"pretraining: imitating {p['teacher']} for {p['decisions']:,} decisions")
     start = time.perf_counter()
-    stats = warm_start(algo, cfg, learner_spec(cfg), LEARNER, log=log)
+    stats = warm_start(algo, cfg, learner_spec(cfg), learner_id(algo), log=log)
     state["minutes"] += (time.perf_counter() - start) / 60
     state["pretrain"] = stats
     log(json.dumps({"pretrain": stats}))
@@ -299,10 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.resume:
             run_dir = Path(args.resume)
-            if not (run_dir / "state.json").is_file() or not (run_dir / "checkpoint").is_dir():
+            if not (run_dir / "config.yaml").is_file():
                 raise ConfigError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to "
                                   "resume")
             cfg = load_config(run_dir / "config.yaml", args.overrides)
+            check_resume(run_dir, cfg)
         else:
             cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
             run_dir = Path(args.run_dir or f"runs/{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}")
