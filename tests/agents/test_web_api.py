@@ -13,19 +13,16 @@ import time
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
-pytest.importorskip("fastapi", reason="the web extra is not installed")
-
-from fastapi.testclient import TestClient  # noqa: E402
-
-from agents.web.replay import MAX_REPLAY_ACTIONS, SNAPSHOT_EVERY  # noqa: E402
-from agents.web.server import app_from_args, build_parser, main  # noqa: E402
-from agents.web.tables import GAME_BYTES  # noqa: E402
-from pis_env import card_name, raw_env  # noqa: E402
-from pis_env.engine import GameState  # noqa: E402
-from pis_env.rules import MAX_MAX_TURNS, MAX_NUM_DEALS, Rules  # noqa: E402
-from tests.conftest import finished_history, stacked_deck  # noqa: E402
-from tests.pis_env import reference_rules  # noqa: E402
+from agents.web.replay import MAX_REPLAY_ACTIONS, SNAPSHOT_EVERY
+from agents.web.server import app_from_args, build_parser, main
+from agents.web.tables import GAME_BYTES
+from pis_env import card_name, raw_env
+from pis_env.engine import GameState
+from pis_env.rules import MAX_MAX_TURNS, MAX_NUM_DEALS, Rules
+from tests.conftest import finished_history, stacked_deck
+from tests.pis_env import reference_rules
 
 PPO = "ppo:models/ppo_2p.zip"
 BASE = "http://127.0.0.1:8000"
