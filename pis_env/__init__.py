@@ -6,21 +6,21 @@
 observation vector back into named fields. Importing this package needs no torch.
 """
 
-from . import pis_yedili_v0
+from . import pis_yedili_v0, pis_yedili_v1
 from .cards import card_name, parse_card
 from .engine import NUM_ACTIONS, GameState, IllegalActionError, action_name
 from .env import ENV_NAME, env, raw_env
 from .history import HistoryError
-from .observation import LAYOUT_VERSION, decode_observation, segment_table
+from .observation import LAYOUT_VERSION, LAYOUT_VERSIONS, decode_observation, segment_table
 from .rules import Rules
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENV_NAME", "LAYOUT_VERSION", "NUM_ACTIONS", "PETTINGZOO_ID", "GameState", "HistoryError",
-    "IllegalActionError", "Rules",
+    "ENV_NAME", "LAYOUT_VERSION", "LAYOUT_VERSIONS", "NUM_ACTIONS", "PETTINGZOO_ID",
+    "GameState", "HistoryError", "IllegalActionError", "Rules",
     "action_name", "card_name", "decode_observation", "env", "parse_card", "pis_yedili_v0",
-    "raw_env", "segment_table",
+    "pis_yedili_v1", "raw_env", "segment_table",
 ]
 
 
@@ -43,10 +43,14 @@ def _register() -> None:
         # to SyncVectorEnv for Python bots); a string, so pis_env imports no train code
         gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv",
                            vector_entry_point="train.vector_entry:make_vector_env")
-    try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it
-        pettingzoo.spec("aec", PETTINGZOO_ID)
-    except PettingZooRegistryError:
-        pettingzoo.register("aec", PETTINGZOO_ID, entry_point="pis_env.env:env")
+    if "PisYedili-v1" not in gymnasium.registry:  # the v1 observation (pis_yedili_v1)
+        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.pis_yedili_v1:SingleAgentEnv")
+    for env_id, entry in ((PETTINGZOO_ID, "pis_env.env:env"),
+                          ("pis_yedili/pis_yedili_v1", "pis_env.pis_yedili_v1:env")):
+        try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it
+            pettingzoo.spec("aec", env_id)
+        except PettingZooRegistryError:
+            pettingzoo.register("aec", env_id, entry_point=entry)
 
 
 _register()

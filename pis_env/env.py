@@ -115,7 +115,7 @@ from pettingzoo.utils import wrappers
 
 from . import history as _history
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
-from .observation import LAYOUT_VERSION, ObservationEncoder
+from .observation import LAYOUT_VERSION, observation_encoder
 from .rules import Rules
 from .scoring import deal_rewards
 
@@ -176,6 +176,8 @@ def env(**kwargs: Any) -> OrderEnforcingWrapper:
 class raw_env(AECEnv[str, Observation, ActionType]):
     """The Pis Yedili AEC environment; see the module docstring."""
 
+    #: The observation layout of this env version (``pis_yedili_v1.raw_env`` has 1).
+    layout_version = LAYOUT_VERSION
     metadata = {
         "name": ENV_NAME,
         "render_modes": list(RENDER_MODES),
@@ -194,7 +196,7 @@ class raw_env(AECEnv[str, Observation, ActionType]):
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         self.render_view = render_view
         self._check_render_view(render_view)
-        self._encoder = ObservationEncoder(n, self.rules.num_deals)
+        self._encoder = observation_encoder(n, self.rules.num_deals, self.layout_version)
         size = self._encoder.layout.size
         obs_space = spaces.Dict(
             {
@@ -380,7 +382,7 @@ class raw_env(AECEnv[str, Observation, ActionType]):
         deck, reshuffles and actions, with the format version and a SHA-256 digest."""
         if self._game is None:
             raise RuntimeError("export_history() called before reset()")
-        return json.dumps(_history.record(self.game, self._forfeits))
+        return json.dumps(_history.record(self.game, self._forfeits, self.metadata["name"]))
 
     @classmethod
     def from_history(cls, history: str | dict, render_mode: str | None = None,

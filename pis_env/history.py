@@ -58,9 +58,11 @@ class HistoryError(ValueError):
 
 
 # ---------------------------------------------------------------------- writing
-def record(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None) -> dict:
+def record(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None,
+           env_name: str = _ENV_NAME) -> dict:
     """The history of ``game`` so far as a JSON-ready dict, digest included. ``forfeits``
-    maps a deal index to the ``(player, action)`` of the illegal move that ended it."""
+    maps a deal index to the ``(player, action)`` of the illegal move that ended it;
+    ``env_name`` is the env version that wrote it (``pis_yedili_v1`` records its own)."""
     deals = []
     for k, (deck, dealer, reshuffles, actions) in enumerate(
         zip(game.deal_decks, game.deal_dealers, game.deal_reshuffles, game.histories)
@@ -76,7 +78,7 @@ def record(game: GameState, forfeits: dict[int, tuple[int, int]] | None = None) 
         deals.append(deal)
     body = {
         "history_format": HISTORY_FORMAT,
-        "env": _ENV_NAME,
+        "env": env_name,
         "rules": game.rules.to_dict(),
         "deals": deals,
     }

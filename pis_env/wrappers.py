@@ -107,6 +107,8 @@ class SingleAgentEnv(gym.Env):
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+    #: The AEC env it wraps (``pis_yedili_v1.SingleAgentEnv`` wraps the v1 one).
+    aec_class: type[raw_env] = raw_env
 
     def __init__(
         self,
@@ -124,8 +126,8 @@ class SingleAgentEnv(gym.Env):
         options["illegal_action"] = "terminate"
         # "human" prints the learner's table after reset and every step; the AEC env's own
         # "human" would print every opponent's move from that opponent's seat.
-        self.aec = raw_env(render_mode="ansi" if render_mode == "human" else render_mode,
-                           **options)
+        self.aec = self.aec_class(render_mode="ansi" if render_mode == "human" else render_mode,
+                                  **options)
         self.render_mode = check_render_mode(render_mode)
         self.num_players = self.aec.rules.num_players
         if learner_seat is not None:

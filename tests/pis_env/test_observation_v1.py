@@ -1,0 +1,311 @@
+"""pis_yedili_v1: the public event log and the per-opponent summary are exact.
+
+The reference is written here from the env's own action sequence and the engine's own
+fields before each action (its phase, top card, active suit, pending sevens) and after it
+(the hand sizes of a copy of the state stepped by the same action): never from
+``pis_env.events``, whose replay re-derives those facts from the actions alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pis_env
+from pis_env import pis_yedili_v0, pis_yedili_v1
+from pis_env.actions import DRAW, NOMINATE_BASE
+from pis_env.cards import NUM_CARDS
+from pis_env.engine import ACE_PHASE, OPENING, GameState
+from pis_env.events import PublicHistory
+from pis_env.observation import (
+    Layout,
+    ObservationEncoder,
+    ObservationEncoderV1,
+    decode_observation,
+    event_slots,
+    segment_table,
+)
+from pis_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+RULE_FILES = sorted((ROOT / "configs" / "rules").glob("*.yaml"))
+VARIANTS = [
+    {},
+    {"draw_rule": "one"},
+    {"draw_rule": "until_playable", "empty_stock": "reshuffle"},
+    {"seven_penalty": "double", "after_penalty": "continue"},
+    {"nominate": "other", "opening": "first_round"},
+    {"empty_stock": "reshuffle", "num_deals": 3},
+    {"max_turns": 30, "num_deals": 2},
+]
+JACK, SEVEN, ACE = 9, 5, 12
+
+
+class Reference:
+    """The table's public stream and per-seat summary, from the actions the env took."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.raw: list[tuple] = []          # (absolute seat, kind, value), deal markers too
+        self.last = [-1] * n                # index in raw of each seat's latest action
+        self.new_deal(None)
+
+    def new_deal(self, dealer) -> None:
+        if dealer is not None:
+            self.raw.append((dealer, "deal", None))
+        n = self.n
+        self.drawn, self.since = [0] * n, [0] * n
+        self.suits, self.ranks = [set() for _ in range(n)], [set() for _ in range(n)]
+        self.nominated = [None] * n
+
+    def step(self, game: GameState, action: int) -> None:
+        """Seat ``game.current`` takes ``action`` (not yet applied to ``game``)."""
+        p = game.current
+        after = game.copy()
+        after.apply(action)
+        taken = after.hands[p].bit_count() - game.hands[p].bit_count()
+        if action < NUM_CARDS:
+            event = (p, "play", action)
+            self.since[p] = 0
+            self.suits[p].discard(action // 13)
+            self.ranks[p].discard(action % 13)
+        elif action < DRAW:
+            event = (p, "nominate", action - NOMINATE_BASE)
+            self.nominated[p] = action - NOMINATE_BASE
+        elif action == DRAW and game.pending_sevens:
+            event = (p, "penalty", taken)
+            self.ranks[p].add(SEVEN)
+        else:
+            event = (p, "draw", taken) if action == DRAW else (p, "pass", None)
+            if game.phase == OPENING:
+                self.suits[p].add(0)
+            else:
+                self.suits[p].add(game.active_suit)
+                if game.phase == ACE_PHASE:
+                    self.ranks[p] |= {ACE, JACK}
+                elif game.top % 13 != JACK:
+                    self.ranks[p] |= {game.top % 13, JACK}
+        if action == DRAW:
+            self.drawn[p] += taken
+            self.since[p] += taken
+        self.last[p] = len(self.raw)
+        self.raw.append(event)
+
+    def window(self, seat: int) -> list[tuple]:
+        """What ``seat`` should read: since its own latest action, merged, relative."""
+        return _relative(_merge(self.raw[max(self.last[seat], 0):]), seat, self.n)
+
+    def deals(self, seat: int) -> list[list[tuple]]:
+        out: list[list] = []
+        for event in self.raw:
+            if event[1] == "deal":
+                out.append([])
+            out[-1].append(event)
+        return [_relative(_merge(d), seat, self.n) for d in out]
+
+    def summary(self, seat: int) -> dict:
+        seats = [(seat + k) % self.n for k in range(1, self.n)]
+        return {
+            "opp_drawn": [min(self.drawn[s], 52) for s in seats],  # capped at 52
+            "opp_drawn_since_play": [min(self.since[s], 52) for s in seats],
+            "opp_refused_suits": [sorted(self.suits[s]) for s in seats],
+            "opp_refused_ranks": [sorted(self.ranks[s]) for s in seats],
+            "opp_nominated": [self.nominated[s] for s in seats],
+        }
+
+
+def _merge(events) -> list[tuple]:
+    out: list[tuple] = []
+    for e in events:
+        if e[1] == "draw" and out and out[-1][1] == "draw" and out[-1][0] == e[0]:
+            out[-1] = (e[0], "draw", out[-1][2] + e[2])
+        else:
+            out.append(e)
+    return out
+
+
+def _relative(events, seat: int, n: int) -> list[tuple]:
+    return [((s - seat) % n, kind, value) for s, kind, value in events]
+
+
+def _choose(rng, legal: list[int]) -> int:
+    """Random play that prefers cards (games stay short, every event kind comes up)."""
+    cards = [a for a in legal if a < DRAW]
+    if cards and rng.random() < 0.75:
+        return int(rng.choice(cards))
+    return int(rng.choice(legal))
+
+
+def _matches(tracked: list[tuple], expected: list[tuple]) -> bool:
+    """The stream ``tracked`` is ``expected`` with runs of events replaced by ``dropped``
+    markers (``k`` events, deal starts included; ``None``: the rest of a gap)."""
+    i = 0
+    for event in tracked:
+        if event[1] == "dropped":
+            i += event[2] or 0
+            continue
+        if i >= len(expected) or expected[i] != event:
+            return False
+        i += 1
+    return i == len(expected)
+
+
+def play_match(rules: Rules, seed: int, stats: dict) -> None:
+    """One match at the v1 env: every decision's window and summary against the reference,
+    and each seat's ``PublicHistory`` against the table's stream at the end."""
+    n, deals = rules.num_players, rules.num_deals
+    env = pis_yedili_v1.raw_env(**rules.to_dict())
+    env.reset(seed=seed)
+    game = env.game
+    ref = Reference(n)
+    ref.raw.append((game.dealer, "deal", None))
+    trackers = [PublicHistory(n) for _ in range(n)]
+    rng = np.random.default_rng(seed)
+    slots = event_slots(n)
+    while not game.match_over:
+        p = game.current
+        obs = env.observe(env.agent_selection)
+        decoded = decode_observation(obs["observation"], n, deals, version=1)
+        window = ref.window(p)
+        dropped = max(0, len(window) - slots)
+        kept = window[:1] + window[dropped + 1:] if dropped else window  # the first stays
+        assert decoded["events"] == kept, (seed, p)
+        assert decoded["events_dropped"] == dropped
+        stats["dropped"] += dropped > 0
+        stats["decisions"] += 1
+        summary = {k: decoded[k] for k in ref.summary(p)}
+        assert summary == ref.summary(p), (seed, p)
+        trackers[p].observe(decoded)
+        action = _choose(rng, game.legal_actions())
+        deal = game.deal_index
+        ref.step(game, action)
+        env.step(action)
+        if game.deal_index != deal:
+            ref.new_deal(game.dealer)
+    for p in range(n):
+        trackers[p].observe(decode_observation(env.observe(f"player_{p}")["observation"], n,
+                                               deals, version=1))
+        expected = ref.deals(p)
+        assert len(trackers[p].deals) == len(expected)
+        flat = [e for deal in trackers[p].deals for e in deal]
+        assert _matches(flat, [e for deal in expected for e in deal]), (seed, p)
+        for d, (tracked, want) in enumerate(zip(trackers[p].deals, expected)):
+            if not trackers[p].dropped[d]:
+                assert tracked == want, (seed, p, d)
+        if not trackers[p].dropped[-1]:
+            # nothing needed is lost: the summary replayed from the rebuilt history is the
+            # reference's (and the observation's) of the last deal
+            assert trackers[p].summary(rules) == ref.summary(p)
+        stats["stream"] += sum(len(d) for d in expected)
+
+
+@pytest.mark.parametrize("n", range(2, 8))
+@pytest.mark.parametrize("variant", range(len(VARIANTS)))
+def test_event_log_and_summary_are_exact_under_every_variant(n, variant):
+    rules = Rules.from_options(num_players=n, **VARIANTS[variant])
+    stats = {"dropped": 0, "decisions": 0, "stream": 0}
+    for seed in range(3):
+        play_match(rules, 1000 * n + 10 * variant + seed, stats)
+    assert stats["decisions"] > 20 and stats["stream"] > 20
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
+def test_event_log_is_exact_under_every_rules_file(path):
+    rules = Rules.from_yaml(path)
+    stats = {"dropped": 0, "decisions": 0, "stream": 0}
+    for seed in range(2):
+        play_match(rules, seed, stats)
+    assert stats["decisions"] > 10
+
+
+def test_a_window_longer_than_the_log_drops_its_oldest_events_and_counts_them():
+    """At 7 players the log has 21 slots: rounds of draws until playable (with 8s that
+    skip the observer) hold more, in about 1% of windows. Those windows and the rebuilt
+    history (with its gaps) are checked against the reference like every other one."""
+    rules = Rules.from_options(num_players=7, draw_rule="until_playable",
+                               empty_stock="reshuffle", num_deals=2)
+    stats = {"dropped": 0, "decisions": 0, "stream": 0}
+    for seed in range(12):
+        play_match(rules, seed, stats)
+    assert stats["dropped"] >= 2, stats
+
+
+def test_v1_is_v0_followed_by_the_public_record_and_under_twice_its_size():
+    for n in range(2, 8):
+        for deals in (1, 3):
+            v0, v1 = segment_table(n, deals), segment_table(n, deals, version=1)
+            assert v1[:len(v0)] == v0
+            assert Layout.of(n, deals, 1).size <= 2 * Layout.of(n, deals).size
+    rules = Rules.from_options(num_players=4, num_deals=2)
+    game = GameState(rules, seed=3)
+    rng = np.random.default_rng(3)
+    e0, e1 = ObservationEncoder(4, 2), ObservationEncoderV1(4, 2)
+    for _ in range(60):
+        for seat in range(4):
+            a, b = e0.encode(game, seat), e1.encode(game, seat)
+            assert np.array_equal(b[:a.size], a)
+        game.apply(_choose(rng, game.legal_actions()))
+        if game.deal_over:
+            break
+
+
+def test_decoded_v1_names_every_segment_and_refuses_v0_vectors():
+    env = pis_yedili_v1.env(num_players=3)
+    env.reset(seed=5)
+    vec = env.observe("player_0")["observation"]
+    decoded = decode_observation(vec, 3, version=1)
+    names = {name for name, _ in segment_table(3, 1, version=1)}
+    event_fields = {"event_seat", "event_action", "event_count"}
+    assert names - event_fields <= set(decoded) and "events" in decoded
+    v0 = pis_yedili_v0.env(num_players=3)
+    v0.reset(seed=5)
+    with pytest.raises(ValueError, match="layout version 0's size"):
+        decode_observation(v0.observe("player_0")["observation"], 3, version=1)
+    with pytest.raises(ValueError, match="layout version 1's size"):
+        decode_observation(vec, 3)
+    broken = vec.copy()
+    broken[Layout.of(3, 1, 1).offsets["event_seat"].stop - 1] = 1 / 8  # a slot after a gap
+    with pytest.raises(ValueError, match="gap|code"):
+        decode_observation(broken, 3, version=1)
+    with pytest.raises(ValueError, match="layout versions 0, 1"):
+        segment_table(3, 1, version=2)
+
+
+def _doc_segments(doc: str) -> list[tuple[str, str]]:
+    return re.findall(r"^\| `(\w+)`\s*\| ([^|]+?)\s*\|", doc, re.MULTILINE)
+
+
+@pytest.mark.parametrize("n,deals", [(2, 1), (5, 1), (7, 1), (3, 4)])
+def test_v1_docstring_segment_table_matches_segment_table(n, deals):
+    documented = []
+    for name, expr in _doc_segments(pis_yedili_v1.__doc__):
+        if name in ("deal", "scores") and deals == 1:
+            continue
+        text = expr.replace("−", "-").replace("num_deals", str(deals))
+        text = re.sub(r"(\d)\s*n\b", r"\1 * n", text)
+        text = re.sub(r"(\d)\s*\(", r"\1 * (", text).replace("n", str(n))
+        documented.append((name, int(eval(text, {"__builtins__": {}}))))  # digits + - * ( )
+    assert documented == segment_table(n, deals, version=1)
+    size = re.search(r"\(L,\) with L from the table below \((\d+) for 2 players\)",
+                     pis_yedili_v1.__doc__)
+    assert size and int(size.group(1)) == Layout.of(2, 1, 1).size
+
+
+def test_v1_env_registrations_and_history_record_the_version():
+    import gymnasium
+    import pettingzoo
+
+    g = gymnasium.make("PisYedili-v1", num_players=4)
+    obs, _ = g.reset(seed=1)
+    assert obs.shape == (Layout.of(4, 1, 1).size,)
+    aec = pettingzoo.make("aec", "pis_yedili/pis_yedili_v1", num_players=2)
+    aec.reset(seed=1)
+    assert aec.unwrapped.metadata["name"] == "pis_yedili_v1"
+    assert '"env": "pis_yedili_v1"' in aec.unwrapped.export_history()
+    v0 = pis_env.env(num_players=2)
+    v0.reset(seed=1)
+    assert '"env": "pis_yedili_v0"' in v0.unwrapped.export_history()
+    replayed = pis_yedili_v1.raw_env.from_history(aec.unwrapped.export_history())
+    assert replayed.layout_version == 1
