@@ -36,38 +36,27 @@ RUNNERS = 2
 
 
 def _config(path: str, envs: int, players: int):
-    """A ``PPOConfig`` for one path, two remote env runners."""
+    """A ``PPOConfig`` for one path, two remote env runners: ``train/rllib_ppo.py``'s own
+    for ``aec`` and ``vector`` (its default config, bots only: no snapshot pool)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from train import rllib_ppo
     from train.rllib_config import load_config
 
-    cfg = load_config(rllib_ppo.DEFAULT_CONFIG, [f"rules.num_players={players}"])
-    model = DefaultModelConfig(**cfg["model"])
-    if path == "aec":
-        cfg["env_runners"] = {"num_env_runners": RUNNERS, "num_envs_per_env_runner": 16}
+    per_runner = 16 if path == "aec" else envs
+    cfg = load_config(rllib_ppo.DEFAULT_CONFIG, [
+        f"env={'aec' if path == 'aec' else 'vector'}", f"rules.num_players={players}",
+        "opponents={heuristic: 1, greedy: 1}", f"env_runners.num_env_runners={RUNNERS}",
+        f"env_runners.num_envs_per_env_runner={per_runner}",
+        f"ppo.train_batch_size_per_learner={per_runner * RUNNERS * 64}"])
+    if path != "cartpole":
         return rllib_ppo.build_config(cfg)
-    config = PPOConfig().env_runners(num_env_runners=RUNNERS, num_envs_per_env_runner=envs,
-                                     gym_env_vectorize_mode="vector_entry_point")
-    if path == "cartpole":
-        return config.environment("CartPole-v1").rl_module(model_config=model)
-    from ray.tune.registry import register_env
-
-    from train.rllib_env import make_vector_env
-    from train.rllib_modules import MaskedPPOTorchRLModule
-
-    register_env("pis_yedili_vector", make_vector_env)
-    probe = make_vector_env({"num_envs": 1, "rules": cfg["rules"]})
-    return (config
-            .environment("pis_yedili_vector", disable_env_checking=True,
-                         env_config={"rules": cfg["rules"], "opponents": cfg["opponents"],
-                                     "torch_threads": 1})
-            .rl_module(rl_module_spec=RLModuleSpec(
-                module_class=MaskedPPOTorchRLModule,
-                observation_space=probe.single_observation_space,
-                action_space=probe.single_action_space, model_config=model)))
+    return (PPOConfig()
+            .environment("CartPole-v1")
+            .env_runners(num_env_runners=RUNNERS, num_envs_per_env_runner=envs,
+                         gym_env_vectorize_mode="vector_entry_point")
+            .rl_module(model_config=DefaultModelConfig(**cfg["model"])))
 
 
 def _sample(steps: int):

@@ -19,7 +19,8 @@ from train.rllib_env import MaskKeysWrapper, make_aec_env
 from train.rllib_export import export_module
 from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
 
-TINY = ["env=aec", "env_runners.num_env_runners=0", "env_runners.num_envs_per_env_runner=2",
+TINY = ["env=aec", "opponents={heuristic: 1, greedy: 1}", "env_runners.num_env_runners=0",
+        "env_runners.num_envs_per_env_runner=2",
         "ppo.train_batch_size_per_learner=200", "ppo.minibatch_size=100", "ppo.num_epochs=1",
         "model.fcnet_hiddens=[32, 32]", "stop.minutes=null", "stop.iterations=1",
         "checkpoint_every=1", "eval_deals=0", "pretrain.teacher=null"]

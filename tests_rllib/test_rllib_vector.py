@@ -3,7 +3,8 @@ env runners step ``train.vector_env.PisYediliVectorEnv`` through
 ``gym_env_vectorize_mode="vector_entry_point"``, the masking module plays only legal
 actions (read from the dict observation), and a run warms up, trains, checkpoints,
 resumes and exports a policy ``agents.make("ppo", path=...)`` plays; a checkpoint of the
-other env is refused on resume; the learners' settings reach RLlib."""
+other env is refused on resume; the learners' settings reach RLlib; the learner's
+snapshots reach remote env runners and play there."""
 
 from __future__ import annotations
 
@@ -18,13 +19,13 @@ import agents
 import pis_env
 from train.config import ConfigError
 from train.rllib_config import load_config, rollout_fragment_length
-from train.rllib_ppo import build_config, main, train
+from train.rllib_ppo import SnapshotPool, build_config, main, train
 from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
 
 TINY = ["env=vector", "env_runners.num_env_runners=0", "env_runners.num_envs_per_env_runner=32",
         "ppo.train_batch_size_per_learner=512", "ppo.minibatch_size=256", "ppo.num_epochs=1",
         "model.fcnet_hiddens=[32, 32]", "stop.minutes=null", "stop.iterations=1",
-        "checkpoint_every=1", "eval_deals=0", "pretrain.teacher=heuristic",
+        "checkpoint_every=1", "eval_deals=0", "pretrain.teacher=heuristic", "snapshots.every=1",
         "pretrain.decisions=3000", "pretrain.epochs=2", "pretrain.learning_rate=0.003"]
 
 
@@ -47,7 +48,12 @@ def test_config_sets_the_fragment_and_passes_the_learners():
     assert config.num_learners == 2 and config.num_gpus_per_learner == 0.5
     assert not config.is_multi_agent
     assert load_config(None, [])["env_runners"]["num_envs_per_env_runner"] == 256
-    assert load_config(None, ["env=aec"])["env_runners"]["num_envs_per_env_runner"] == 16
+    aec = load_config(None, ["env=aec", "opponents={heuristic: 1}"])
+    assert aec["env_runners"]["num_envs_per_env_runner"] == 16
+    with pytest.raises(ConfigError, match=r"needs env=vector.*'opponents=\{heuristic: 1, gre"):
+        load_config(None, ["env=aec"])  # the default mix has self
+    with pytest.raises(ConfigError, match="besides 'self'"):
+        load_config(None, ["opponents={self: 1}"])
     with pytest.raises(ConfigError, match="rollout fragments of 4 steps"):
         load_config(None, ["env_runners.num_envs_per_env_runner=1024",
                            "ppo.train_batch_size_per_learner=4000"])
@@ -64,6 +70,7 @@ def test_runs_warm_start_resume_export_and_play(local_ray, tmp_path):
     assert state["env_steps"] >= 512 and state["pretrain"]["decisions"] > 2500
     line = json.loads((run / "progress.jsonl").read_text().splitlines()[-1])
     assert line["learner_return"] is not None  # episodes (matches) ended in the sample
+    assert line["snapshots"] == ["self@0", "self@1"]  # opponents.self: the default mix
     before = torch.load(run / "policy.pt", weights_only=True)
 
     # a checkpoint of the other env is refused, naming the env that resumes it
@@ -127,3 +134,39 @@ def test_env_runner_samples_the_vector_env_with_legal_actions(local_ray):
         assert info["end_reason"] != "illegal" and "illegal_action" not in info
         assert e.get_return() == pytest.approx(float(np.sum(e.get_rewards())))
     assert steps >= 2000
+
+
+def test_snapshots_reach_remote_env_runners(local_ray):
+    """The pool refreshed on the driver is what a remote env runner plays: its matches
+    name the new snapshot, and its snapshot's moves are the driver's policy's."""
+    from agents.ppo import NumpyPolicy
+
+    cfg = load_config(None, TINY + ["env_runners.num_env_runners=1", "snapshots.pool_size=1",
+                                    "snapshots.deterministic=true",
+                                    "opponents={greedy: 1, self: 3}"])
+    algo = build_config(cfg).build_algo()
+    try:
+        pool = SnapshotPool(cfg)
+        assert pool.refresh(algo, 0)[-1] == ["self@0"]  # the remote runner (after the local)
+        algo.train()
+        assert pool.refresh(algo, 1)[-1] == ["self@1"]  # pool_size 1: self@0 left
+
+        def played(runner):
+            env = runner.env.unwrapped
+            episodes = runner.sample(num_timesteps=1500, explore=True)
+            names = {str(o) for e in episodes if e.is_done
+                     for o in e.get_infos(-1).get("opponents", [])}
+            obs, masks = env.core.env.obs.copy(), env.core.env.masks.copy()
+            actions = env._snapshot_policies["self@1"](obs, masks)
+            return names, obs, masks, actions, sorted(env._snapshot_policies)
+
+        ((names, obs, masks, actions, cached),) = algo.env_runner_group.foreach_env_runner(
+            played, local_env_runner=False)
+    finally:
+        algo.stop()
+    # matches begun before the refresh finish with self@0; the new ones draw self@1
+    assert {"greedy", "self@1"} <= names <= {"greedy", "self@0", "self@1"}
+    assert cached == ["self@1"]
+    policy = pool.items[-1][1]
+    assert isinstance(policy, NumpyPolicy)
+    np.testing.assert_array_equal(actions, [policy.act(o, m) for o, m in zip(obs, masks)])

@@ -74,6 +74,10 @@ DEFAULT_ENVS_PER_RUNNER = {"vector": 256, "aec": 16}
 MIN_FRAGMENT = 8
 #: The most envs one env runner may step.
 MAX_ENVS_PER_RUNNER = 1 << 14
+#: The most snapshots a pool may keep (each env runner holds them all as torch networks).
+MAX_POOL = 64
+#: The opponent name of the learner's snapshot pool in ``opponents``.
+SELF = "self"
 
 
 @dataclass
@@ -92,6 +96,15 @@ class LearnersConfig:
                               "ppo.train_batch_size_per_learner)", ge=0)
     num_gpus_per_learner: float = param(0.0, "GPUs per learner (0: CPU; nothing here needs a "
                                         "GPU)", ge=0)
+
+
+@dataclass
+class SnapshotsConfig:
+    every: int = param(10, "training iterations between snapshots of the learner (the first "
+                       "when PPO starts), sent to every env runner", ge=1)
+    pool_size: int = param(5, "snapshots kept; opponents.self is shared among them", ge=1,
+                           le=MAX_POOL)
+    deterministic: bool = param(False, "snapshots play their argmax instead of sampling")
 
 
 @dataclass
@@ -118,8 +131,10 @@ class RLlibConfig:
     rules: dict[str, Any] = mapping({"num_players": 2}, "pis_env options of the table "
                                     "(single deals: num_deals 1)", keys=Rules.keys)
     opponents: dict[str, float] = param(
-        {"heuristic": 1.0, "greedy": 1.0}, "the bots of the other seats, drawn per episode "
-        "and seat with these weights (never trained)")
+        {"heuristic": 1.0, "greedy": 1.0, "self": 0.5}, "the bots of the other seats, drawn "
+        "per episode and seat with these weights (never trained); 'self': the pool of the "
+        "learner's snapshots (env=vector; shared among them)")
+    snapshots: SnapshotsConfig = section(SnapshotsConfig, "the pool behind opponents.self")
     env: str = param("vector", "the sampling env: vector (train.vector_env, the batched numba "
                      "engine with the bots inside it, gym_env_vectorize_mode="
                      "vector_entry_point) or aec (pis_env.env through PettingZooEnv, the "
@@ -167,7 +182,14 @@ def _check(cfg: dict) -> dict:
     if rules["num_deals"] != 1:
         raise ConfigError("rllib_ppo trains on single deals: rules.num_deals must be 1")
     cfg["rules"] = rules
-    check_mix("opponents", cfg["opponents"])
+    check_mix("opponents", cfg["opponents"], also=(SELF,))
+    if not bots_of(cfg):
+        raise ConfigError("opponents: give at least one bot besides 'self' (the first "
+                          "matches are played before any snapshot exists)")
+    if cfg["env"] == "aec" and cfg["opponents"].get(SELF):
+        bots = ", ".join(f"{k}: {w:g}" for k, w in bots_of(cfg).items())
+        raise ConfigError(f"opponents.self (snapshots of the learner) needs env=vector; with "
+                          f"env=aec give bots only, e.g. 'opponents={{{bots}}}'")
     runners = cfg["env_runners"]
     if runners["num_envs_per_env_runner"] is None:
         runners["num_envs_per_env_runner"] = DEFAULT_ENVS_PER_RUNNER[cfg["env"]]
@@ -188,6 +210,12 @@ def _check(cfg: dict) -> dict:
     check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
     check_mix("eval_opponents", dict.fromkeys(cfg["eval_opponents"], 1.0), also=("ppo:",))
     return cfg
+
+
+def bots_of(cfg: dict) -> dict[str, float]:
+    """``opponents`` without ``self``: the bots (what the warm start plays against, and
+    the AEC env's modules)."""
+    return {k: float(w) for k, w in cfg["opponents"].items() if k != SELF and float(w) > 0}
 
 
 def rollout_fragment_length(cfg: dict) -> int:
@@ -212,5 +240,5 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     return CONFIG.build(path, overrides)
 
 
-__all__ = ["CONFIG", "DEFAULT_CONFIG", "ENVS", "RLlibConfig", "dump", "load_config",
-           "rollout_fragment_length"]
+__all__ = ["CONFIG", "DEFAULT_CONFIG", "ENVS", "SELF", "RLlibConfig", "bots_of", "dump",
+           "load_config", "rollout_fragment_length"]

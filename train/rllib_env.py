@@ -71,6 +71,36 @@ def make_vector_env(env_config: dict):
                               observation="dict", **config, **rules)
 
 
+def install_snapshots(payload: dict, runner) -> list[str]:
+    """Runs in an env runner (``EnvRunnerGroup.foreach_env_runner``): the vector env's
+    opponents become ``payload["bots"]`` (``{bot: weight}``) plus the learner's snapshots
+    (``payload["snapshots"]``: ``[(id, agents.ppo.NumpyPolicy)]``), sharing
+    ``payload["self"]``, each played by one torch pass for all games waiting on it
+    (``agents.batched_policy.TorchPolicy``; argmax with ``payload["deterministic"]``). From
+    the next match on; the match results' ``opponents`` name them by id. Policies of
+    snapshots that left the pool are released. Returns the ids this runner now plays
+    (none when it has no env: a local runner beside remote ones)."""
+    from agents.batched_policy import TorchPolicy
+
+    env = getattr(getattr(runner, "env", None), "unwrapped", None)
+    if env is None or not hasattr(env, "set_opponent_mix"):
+        return []
+    cache = env.__dict__.setdefault("_snapshot_policies", {})
+    snapshots = list(payload["snapshots"])
+    ids = [sid for sid, _ in snapshots]
+    for sid in [k for k in cache if k not in ids]:
+        del cache[sid]
+    mix: dict = dict(payload["bots"])
+    for k, (sid, policy) in enumerate(snapshots):
+        if sid not in cache:
+            cache[sid] = TorchPolicy.from_numpy_policy(
+                policy, deterministic=bool(payload["deterministic"]),
+                seed=int(payload["seed"]) + 7 * k + 1, name=sid)
+        mix[cache[sid]] = float(payload["self"]) / len(snapshots)
+    env.set_opponent_mix(mix)
+    return ids
+
+
 def _pin_torch_threads(threads) -> None:
     if threads:
         import torch

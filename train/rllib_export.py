@@ -65,8 +65,28 @@ def policy_state(state: dict) -> dict:
 def export_module(state: dict, rules: dict, model: dict, path: str | Path,
                   extra: dict | None = None) -> Path:
     """Writes the weights-only ``.pt`` that ``agents.make("ppo", path=...)`` plays."""
-    from agents.ppo import make_metadata
     from train.checkpoint import export_weights
+
+    weights, meta = policy_parts(state, rules, model, extra)
+    path = Path(path)
+    export_weights(weights, meta, path)
+    return path
+
+
+def numpy_policy(state: dict, rules: dict, model: dict, extra: dict | None = None):
+    """The actor as an ``agents.ppo.NumpyPolicy`` (picklable: the snapshots that reach the
+    env runners), what the exported file plays."""
+    from agents.ppo import NumpyPolicy
+
+    weights, meta = policy_parts(state, rules, model, extra)
+    return NumpyPolicy(meta, {k: v.numpy() for k, v in weights.items()})
+
+
+def policy_parts(state: dict, rules: dict, model: dict,
+                 extra: dict | None = None) -> tuple[dict, dict]:
+    """``(weights, metadata)`` of the policy file: the actor's tensors under
+    ``NumpyPolicy``'s names and ``agents.ppo.make_metadata``'s description."""
+    from agents.ppo import make_metadata
 
     weights = policy_state(state)
     hidden = [int(w.shape[0]) for w, _ in actor_layers(state)[:-1]]
@@ -82,9 +102,7 @@ def export_module(state: dict, rules: dict, model: dict, path: str | Path,
         features=["obs"],
         extra={"trainer": "rllib", **(extra or {})},
     )
-    path = Path(path)
-    export_weights(weights, meta, path)
-    return path
+    return weights, meta
 
 
 def _numpy(value) -> np.ndarray:

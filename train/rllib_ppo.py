@@ -48,6 +48,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # `python train/rllib_ppo.py`: make `train` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -55,7 +56,7 @@ if __package__ in (None, ""):  # `python train/rllib_ppo.py`: make `train` impor
 import numpy as np
 
 from train.config import ConfigError, add_arguments
-from train.rllib_config import CONFIG, DEFAULT_CONFIG, dump, load_config
+from train.rllib_config import CONFIG, DEFAULT_CONFIG, SELF, bots_of, dump, load_config
 
 ENV_NAME = "pis_yedili_rllib"
 VECTOR_ENV_NAME = "pis_yedili_vector"
@@ -139,7 +140,7 @@ def _vector_config(cfg: dict):
         PPOConfig()
         # RLlib's env check steps random actions that ignore the mask (they forfeit)
         .environment(VECTOR_ENV_NAME, disable_env_checking=True,
-                     env_config={"rules": cfg["rules"], "opponents": dict(cfg["opponents"]),
+                     env_config={"rules": cfg["rules"], "opponents": bots_of(cfg),
                                  "torch_threads": cfg["torch_threads"]})
         .env_runners(gym_env_vectorize_mode="vector_entry_point")
         .rl_module(rl_module_spec=learner_spec(cfg))
@@ -163,7 +164,7 @@ def _aec_config(cfg: dict):
     obs_space = probe.observation_space(probe.possible_agents[0])
     act_space = probe.action_space(probe.possible_agents[0])
     specs = {LEARNER: learner_spec(cfg)}
-    for name in cfg["opponents"]:
+    for name in bots_of(cfg):
         specs[BOT_PREFIX + name] = RLModuleSpec(
             module_class=BotRLModule, observation_space=obs_space, action_space=act_space,
             model_config={"bot": name, "rules": rules, "seed": cfg["seed"]})
@@ -174,7 +175,7 @@ def _aec_config(cfg: dict):
         .environment(ENV_NAME, env_config={"rules": rules, "torch_threads": cfg["torch_threads"]},
                      disable_env_checking=True)
         .multi_agent(policies=set(specs),
-                     policy_mapping_fn=SeatMapping(rules["num_players"], cfg["opponents"],
+                     policy_mapping_fn=SeatMapping(rules["num_players"], bots_of(cfg),
                                                    cfg["seed"]),
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
@@ -307,22 +308,63 @@ def _pretrain(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
     return state
 
 
+class SnapshotPool:
+    """The learner's last ``snapshots.pool_size`` snapshots (``opponents.self``, env=vector):
+    taken on the driver from the LearnerGroup's weights, sent to every env runner
+    (:func:`train.rllib_env.install_snapshots`), so remote runners play the refreshed
+    weights from their next matches on; ``ids`` name them as the match results do."""
+
+    def __init__(self, cfg: dict):
+        self.cfg = cfg
+        self.items: list[tuple[str, Any]] = []
+
+    def refresh(self, algo, iteration: int) -> list[list[str]]:
+        """A snapshot of the learner now (``self@<iteration>``), the oldest dropped past
+        the pool size; returns what each env runner plays."""
+        from functools import partial
+
+        from train.rllib_env import install_snapshots
+        from train.rllib_export import numpy_policy
+
+        cfg = self.cfg
+        sid = f"{SELF}@{iteration}"
+        self.items = [x for x in self.items if x[0] != sid]
+        self.items.append((sid, numpy_policy(learner_state(algo), cfg["rules"], cfg["model"])))
+        self.items = self.items[-int(cfg["snapshots"]["pool_size"]):]
+        payload = {"bots": bots_of(cfg), "self": float(cfg["opponents"][SELF]),
+                   "snapshots": self.items, "deterministic": cfg["snapshots"]["deterministic"],
+                   "seed": cfg["seed"] + iteration}
+        return algo.env_runner_group.foreach_env_runner(partial(install_snapshots, payload),
+                                                        local_env_runner=True)
+
+    @property
+    def ids(self) -> list[str]:
+        return [sid for sid, _ in self.items]
+
+
 def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
     stop = cfg["stop"]
     start = time.perf_counter()
     minutes0, steps0 = state["minutes"], state["env_steps"]
     since_save = 0
+    pool = SnapshotPool(cfg) if cfg["env"] == "vector" and cfg["opponents"].get(SELF) else None
+    if pool is not None:  # the first snapshot before learning, as train/ppo.py takes it
+        pool.refresh(algo, state["iterations"])
     progress = (run_dir / "progress.jsonl").open("a", encoding="utf-8")
     try:
         while True:
             result = algo.train()
             state["iterations"] += 1
+            if pool is not None and state["iterations"] % cfg["snapshots"]["every"] == 0:
+                pool.refresh(algo, state["iterations"])
             state["env_steps"] += _env_steps(result)
             state["minutes"] = minutes0 + (time.perf_counter() - start) / 60
             rate = (state["env_steps"] - steps0) / max(1e-9, (time.perf_counter() - start))
             line = {"iteration": state["iterations"], "env_steps": state["env_steps"],
                     "minutes": round(state["minutes"], 3), "env_steps_per_s": round(rate, 1),
                     "learner_return": _learner_return(result)}
+            if pool is not None:
+                line["snapshots"] = pool.ids
             progress.write(json.dumps(line) + "\n")
             progress.flush()
             log(json.dumps(line))

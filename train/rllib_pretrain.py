@@ -2,8 +2,9 @@
 
 ``train.pretrain``'s warm start (its collector and its imitation loop, ``imitate``) for
 the RLlib module: the teacher (``pretrain.teacher``, e.g. ``heuristic``) plays the
-learner's seat -- a random seat each game, its opponents drawn per seat from
-``opponents`` as in the RLlib env -- for ``pretrain.decisions`` decisions;
+learner's seat -- a random seat each game, its opponents drawn per seat from the bots
+of ``opponents`` (not ``self``: no snapshot exists yet) as in the RLlib env -- for
+``pretrain.decisions`` decisions;
 the learner's RLModule is then fitted on the driver for ``pretrain.epochs`` passes: the
 actor to the teacher's actions (cross-entropy over the legal actions, the mask applied as
 in the module) and the value head to the Monte Carlo return that followed (the run's
@@ -44,12 +45,13 @@ def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
     from pis_env.observation import Layout
     from train.batched_vec_env import BatchedVecEnv
     from train.pretrain import collect, make_teacher
+    from train.rllib_config import bots_of
 
     p, rules = cfg["pretrain"], cfg["rules"]
     seed = _teacher_seed(cfg)
     # each game plays many deals: only finished ones have a return
     games = max(1, min(BATCHED_GAMES, int(p["decisions"]) // 200))
-    env = BatchedVecEnv(games, rules, opponent_mix=dict(cfg["opponents"]), mix_per="seat",
+    env = BatchedVecEnv(games, rules, opponent_mix=bots_of(cfg), mix_per="seat",
                         learner_seat="random", seed=seed)
     teacher = make_teacher(p["teacher"], rules, seed=seed)
     size = Layout.of(rules["num_players"], rules["num_deals"]).size
@@ -61,12 +63,14 @@ def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
     (every episode finished: all rows have a return)."""
     import agents
     import pis_env
+    from train.rllib_config import bots_of
 
     p, rules = cfg["pretrain"], cfg["rules"]
     seed = _teacher_seed(cfg)
     rng = np.random.default_rng(seed)
-    names = list(cfg["opponents"])
-    weights = np.asarray([float(cfg["opponents"][k]) for k in names])
+    bots_mix = bots_of(cfg)
+    names = list(bots_mix)
+    weights = np.asarray([bots_mix[k] for k in names])
     weights /= weights.sum()
     bots = {k: agents.make_for_table(k, rules, seed=seed + 1 + i) for i, k in enumerate(names)}
     teacher = agents.make_for_table(p["teacher"], rules, seed=seed)
