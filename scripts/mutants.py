@@ -565,6 +565,22 @@ MUTANTS: list[Mutant] = [
         why="the dict observation's mask (what RLlib's masking module reads) allows all",
     ),
     Mutant(
+        name="rllib-snapshots-not-played",
+        file="train/rllib_env.py",
+        old="    env.set_opponent_mix(mix)\n    return ids",
+        new='    env.set_opponent_mix(dict(payload["bots"]))\n    return ids',
+        test="tests_rllib/test_rllib_vector.py::test_snapshots_reach_remote_env_runners",
+        why="env runners receive the snapshots but keep playing the bots only",
+    ),
+    Mutant(
+        name="rllib-pool-never-refreshed",
+        file="train/rllib_ppo.py",
+        old='state["iterations"] % cfg["snapshots"]["every"] == 0:',
+        new='state["iterations"] % cfg["snapshots"]["every"] == -1:',
+        test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
+        why="the snapshot pool keeps the first snapshot for the whole run",
+    ),
+    Mutant(
         name="v1-window-without-own-action",
         file="pis_env/events.py",
         old="        return replay, merged(replay.events[start:])",
