@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from pis_env import decode_observation
-from pis_env.observation import Layout
+from pis_env.observation import LAYOUT_VERSION, Layout, layout_mismatch
 
 
 @runtime_checkable
@@ -30,6 +30,9 @@ class Agent:
     """Base class: remembers the table size and owns a seeded random generator."""
 
     name = "agent"
+    #: The observation layout the agent reads (layout N: ``pis_yedili_v{N}``). The
+    #: rule-based bots read layout 0; a PPO policy the one it was trained on.
+    layout_version = LAYOUT_VERSION
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None):
         if not isinstance(num_players, int) or not 2 <= num_players <= 7:
@@ -38,7 +41,7 @@ class Agent:
             raise ValueError(f"num_deals={num_deals!r}: must be an int >= 1")
         self.num_players = num_players
         self.num_deals = num_deals
-        self.observation_size = Layout.of(num_players, num_deals).size
+        self.observation_size = Layout.of(num_players, num_deals, self.layout_version).size
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
@@ -55,6 +58,10 @@ class Agent:
         offsets, so a vector from another table size would be misread silently."""
         size = np.shape(vector)[-1] if np.ndim(vector) else 0
         if size != self.observation_size:
+            other = layout_mismatch(self.layout_version, None, self.num_players,
+                                    self.num_deals, size)
+            if other:
+                raise ValueError(f"{self.name}: {other}")
             raise ValueError(
                 f"{self.name}: observation of size {size}, but this agent was built for "
                 f"{self.num_players} players and {self.num_deals} deal(s) (observation size "

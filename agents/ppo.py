@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from pis_env import LAYOUT_VERSION
+from pis_env import LAYOUT_VERSION, LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
-from pis_env.observation import Layout
+from pis_env.observation import Layout, layout_mismatch
 
 from .base import Agent
 
@@ -56,15 +56,17 @@ def make_metadata(
     features: list[str],
     obs_norm: dict | None = None,
     extra: dict | None = None,
+    layout_version: int = LAYOUT_VERSION,
 ) -> dict:
-    """The metadata saved with every policy and checkpoint."""
+    """The metadata saved with every policy and checkpoint; ``layout_version`` is that of
+    the env version it was trained on (``pis_yedili_v{N}``: layout N)."""
     n, d = int(rules["num_players"]), int(rules.get("num_deals", 1))
-    layout_size = Layout.of(n, d).size
+    layout_size = Layout.of(n, d, layout_version).size
     input_size = input_size_of(layout_size, features)
     meta = {
         "format": POLICY_FORMAT,
         "format_version": FORMAT_VERSION,
-        "layout_version": LAYOUT_VERSION,
+        "layout_version": layout_version,
         "layout_size": layout_size,
         "num_players": n,
         "num_deals": d,
@@ -109,15 +111,21 @@ def check_metadata(meta: Any, source: str = "policy") -> dict:
     return meta
 
 
-def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str = "policy") -> None:
-    """Refuses a policy saved for another observation layout (version, size, table)."""
-    expected = Layout.of(num_players, num_deals).size
-    if meta["layout_version"] != LAYOUT_VERSION:
+def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str = "policy",
+                 layout_version: int | None = None) -> None:
+    """Refuses a policy saved for another observation layout (version, size, table). A
+    policy loads at its own layout version (any this pis_env has); ``layout_version``,
+    when given, is the table's, and a policy of another one is refused naming both."""
+    version = meta["layout_version"]
+    if isinstance(version, bool) or version not in LAYOUT_VERSIONS:
         raise PolicyLoadError(
-            f"{source} was saved with observation layout version {meta['layout_version']} "
-            f"(size {meta['layout_size']}), but this pis_env has layout version "
-            f"{LAYOUT_VERSION}: retrain or export it with a matching version"
+            f"{source} was saved with observation layout version {version!r} "
+            f"(size {meta['layout_size']}), but this pis_env has layout versions "
+            f"{', '.join(map(str, LAYOUT_VERSIONS))}: retrain or export it with one of them"
         )
+    if layout_version is not None and version != layout_version:
+        raise PolicyLoadError(f"{source}: " + layout_mismatch(version, layout_version))
+    expected = Layout.of(num_players, num_deals, version).size
     if meta["num_players"] != num_players or meta["num_deals"] != num_deals:
         raise PolicyLoadError(
             f"{source} was trained for {meta['num_players']} players and {meta['num_deals']} "
@@ -127,7 +135,7 @@ def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str =
     if meta["layout_size"] != expected:
         raise PolicyLoadError(
             f"{source} expects observations of size {meta['layout_size']}, but layout version "
-            f"{LAYOUT_VERSION} for {num_players} players has size {expected}"
+            f"{version} for {num_players} players has size {expected}"
         )
 
 
@@ -336,15 +344,13 @@ class PPOAgent(Agent):
         self.deterministic = deterministic
         self.policy = load_policy(path, num_players, num_deals)
         self.meta = self.policy.meta
+        self.layout_version = int(self.meta["layout_version"])  # the table it reads
+        self.observation_size = int(self.meta["layout_size"])
 
     def act(self, observation: dict) -> int:
-        obs = observation["observation"]
-        if obs.shape[-1] != self.meta["layout_size"]:
-            raise ValueError(
-                f"observation of size {obs.shape[-1]}; this policy expects "
-                f"{self.meta['layout_size']}"
-            )
-        return self.policy.act(obs, observation["action_mask"], self.deterministic, self.rng)
+        self.check_observation(observation["observation"])
+        return self.policy.act(observation["observation"], observation["action_mask"],
+                               self.deterministic, self.rng)
 
     def probabilities(self, observation: dict) -> np.ndarray:
         """float64[58]: the policy's probabilities over the legal moves of ``observation``."""

@@ -1,5 +1,6 @@
 """Decisions per second under random legal play: the engine alone, ``raw_env()`` and
-``env()`` (observation and mask built every step), for 2 and 4 players.
+``env()`` (observation and mask built every step), and ``pis_yedili_v1.env()`` (its
+observation adds the public event log and summary), for 2 and 4 players.
 
     python -m benchmarks.engine [--seconds 3]
 
@@ -16,6 +17,7 @@ import time
 
 import numpy as np
 
+from pis_env import pis_yedili_v1
 from pis_env.cards import cards_of
 from pis_env.engine import GameState
 from pis_env.env import env as make_env
@@ -84,6 +86,8 @@ def main(argv=None) -> None:
             ("engine (legal list)", engine_rate(n, args.seconds)),
             ("raw_env() obs+mask", aec_rate(raw_env(num_players=n), args.seconds)),
             ("env() obs+mask", aec_rate(make_env(num_players=n), args.seconds)),
+            ("pis_yedili_v1 env() obs+mask",
+             aec_rate(pis_yedili_v1.env(num_players=n), args.seconds)),
         ]
         peer = openspiel_env(n)
         if peer is not None:
@@ -91,7 +95,7 @@ def main(argv=None) -> None:
         for name, rate in rows:
             print(f"{n:>7} {name:<28} {rate:>12,.0f}")
         if peer is not None:
-            print(f"{n:>7} {'ratio env() / OpenSpiel':<28} {rows[2][1] / rows[3][1]:>12.2f}x")
+            print(f"{n:>7} {'ratio env() / OpenSpiel':<28} {rows[2][1] / rows[-1][1]:>12.2f}x")
 
 
 if __name__ == "__main__":

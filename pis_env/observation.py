@@ -51,6 +51,21 @@ def check_layout_version(version) -> int:
     return int(version)
 
 
+def layout_mismatch(have: int, table: int | None, num_players: int = 2, num_deals: int = 1,
+                    size: int | None = None) -> str:
+    """The message for a reader of layout ``have`` at a table of layout ``table`` (or, with
+    ``table=None``, shown a vector of ``size``: ``""`` unless that is another layout's
+    size at this table): both layouts and their env versions named."""
+    if table is None:
+        table = next((v for v in LAYOUT_VERSIONS if v != have
+                      and Layout.of(num_players, num_deals, v).size == size), None)
+        if table is None:
+            return ""
+    return (f"built for observation layout version {have} (pis_yedili_v{have}), but the "
+            f"table shows layout version {table} (pis_yedili_v{table}): seat it at a "
+            f"pis_yedili_v{have} table, or use a bot built for pis_yedili_v{table}")
+
+
 def segment_table(num_players: int, num_deals: int = 1,
                   version: int = LAYOUT_VERSION) -> list[tuple[str, int]]:
     """The ``(name, length)`` segments of the observation, in order. Layout 1 is layout 0

@@ -163,7 +163,7 @@ def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, An
             "format_version": FORMAT_VERSION,
             "num_timesteps": step,
             "n_updates": int(getattr(model, "_n_updates", 0)),
-            "layout_version": LAYOUT_VERSION,
+            "layout_version": meta["layout_version"],  # the policy's, its env's version
             "layout_size": meta["layout_size"],
             "rules": cfg["rules"],
             "obs_norm": obs_norm,

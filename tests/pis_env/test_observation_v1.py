@@ -309,3 +309,22 @@ def test_v1_env_registrations_and_history_record_the_version():
     assert '"env": "pis_yedili_v0"' in v0.unwrapped.export_history()
     replayed = pis_yedili_v1.raw_env.from_history(aec.unwrapped.export_history())
     assert replayed.layout_version == 1
+
+
+def test_a_v0_policy_or_bot_at_a_v1_table_is_an_error_naming_both_layouts():
+    import agents
+    from agents.ppo import PolicyLoadError, check_layout
+
+    table = pis_yedili_v1.env(num_players=2)
+    table.reset(seed=2)
+    observation = table.observe(table.agent_selection)
+    ppo = agents.make("ppo", path="models/ppo_2p.zip", num_players=2)
+    assert ppo.layout_version == 0
+    for bot in (ppo, agents.make("heuristic", num_players=2)):
+        with pytest.raises(ValueError, match=r"layout version 0 \(pis_yedili_v0\).*layout "
+                                             r"version 1 \(pis_yedili_v1\)"):
+            bot.act(observation)
+    with pytest.raises(PolicyLoadError, match="layout version 0.*layout version 1"):
+        check_layout(ppo.meta, 2, 1, layout_version=1)
+    check_layout(ppo.meta, 2, 1, layout_version=0)
+    check_layout({**ppo.meta, "layout_version": 1, "layout_size": Layout.of(2, 1, 1).size}, 2)
