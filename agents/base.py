@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from pis_env import decode_observation
-from pis_env.observation import LAYOUT_VERSION, Layout, layout_mismatch
+from pis_env.observation import LAYOUT_VERSION, LAYOUT_VERSIONS, Layout, layout_mismatch
 
 
 @runtime_checkable
@@ -33,6 +33,10 @@ class Agent:
     #: The observation layout the agent reads (layout N: ``pis_yedili_v{N}``). The
     #: rule-based bots read layout 0; a PPO policy the one it was trained on.
     layout_version = LAYOUT_VERSION
+    #: Whether it also reads the later layouts: the rule-based bots read only named segments
+    #: of layout 0, which every later layout begins with unchanged, so they play at every
+    #: table (``pis_yedili_v1`` too); a network reads exactly its own layout.
+    reads_later_layouts = True
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None):
         if not isinstance(num_players, int) or not 2 <= num_players <= 7:
@@ -42,6 +46,11 @@ class Agent:
         self.num_players = num_players
         self.num_deals = num_deals
         self.observation_size = Layout.of(num_players, num_deals, self.layout_version).size
+        self._readable_sizes = {self.observation_size: self.layout_version}
+        if self.reads_later_layouts:
+            for v in LAYOUT_VERSIONS:
+                if v > self.layout_version:
+                    self._readable_sizes[Layout.of(num_players, num_deals, v).size] = v
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
@@ -57,7 +66,7 @@ class Agent:
         """Refuse an observation vector of another table: the bots read features at fixed
         offsets, so a vector from another table size would be misread silently."""
         size = np.shape(vector)[-1] if np.ndim(vector) else 0
-        if size != self.observation_size:
+        if size not in self._readable_sizes:
             other = layout_mismatch(self.layout_version, None, self.num_players,
                                     self.num_deals, size)
             if other:
@@ -69,8 +78,12 @@ class Agent:
             )
 
     def decode(self, observation: dict) -> dict:
-        """The named fields of an observation (``pis_env.decode_observation``)."""
-        return decode_observation(observation["observation"], self.num_players, self.num_deals)
+        """The named fields of an observation (``pis_env.decode_observation``, at the
+        layout its size says: a v1 observation's dict holds the v0 fields and the rest)."""
+        vector = observation["observation"]
+        version = self._readable_sizes.get(np.shape(vector)[-1] if np.ndim(vector) else 0,
+                                           self.layout_version)
+        return decode_observation(vector, self.num_players, self.num_deals, version)
 
     def act(self, observation: dict) -> int:
         raise NotImplementedError

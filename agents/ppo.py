@@ -333,6 +333,7 @@ class PPOAgent(Agent):
     """A trained policy (``train/ppo.py``) from a ``.zip`` or weights-only ``.pt`` file."""
 
     name = "ppo"
+    reads_later_layouts = False  # a network reads exactly the layout it was trained on
 
     def __init__(self, path: str | Path | None = None, num_players: int = 2, num_deals: int = 1,
                  seed: int | None = None, deterministic: bool = True):
@@ -346,6 +347,7 @@ class PPOAgent(Agent):
         self.meta = self.policy.meta
         self.layout_version = int(self.meta["layout_version"])  # the table it reads
         self.observation_size = int(self.meta["layout_size"])
+        self._readable_sizes = {self.observation_size: self.layout_version}
 
     def act(self, observation: dict) -> int:
         self.check_observation(observation["observation"])

@@ -69,6 +69,25 @@ def _get_agent(spec: str, n: int, seed: int, seat: int):
     return build_agent(spec, n, seed)
 
 
+def seat_observation(env, seat: int, version: int, encoders: dict) -> dict:
+    """What the bot in ``seat`` is shown: the observation of the layout version it was
+    built for (``agent.layout_version``), so v0 and v1 networks can sit at one table.
+    The table's own version comes from the env as it is; another from an encoder of that
+    version kept in ``encoders`` (the mask is the same at every version)."""
+    observation = env.observe(env.possible_agents[seat])
+    if version == env.layout_version:
+        return observation
+    encoder = encoders.get(version)
+    if encoder is None:
+        from pis_env.observation import observation_encoder
+
+        rules = env.rules
+        encoder = encoders[version] = observation_encoder(rules.num_players,
+                                                          rules.num_deals, version)
+    return {"observation": encoder.encode(env.game, seat),
+            "action_mask": observation["action_mask"]}
+
+
 def play_chunk(task: tuple[int, int, int]):
     """Play deals ``start..stop-1`` of table ``t`` under every rotation."""
     from pis_env import raw_env
@@ -87,7 +106,7 @@ def play_chunk(task: tuple[int, int, int]):
     winners = np.zeros((count, n, n), bool)
     reasons = np.zeros((count, n), np.uint8)
     decisions = np.zeros((count, n), np.int32)
-    names = env.possible_agents
+    encoders = cfg.setdefault("encoders", {})
     for i, d in enumerate(range(start, stop)):
         deck, dealer = deal_setup(seed, d, n)
         eseed = env_seed(seed, d)
@@ -98,10 +117,11 @@ def play_chunk(task: tuple[int, int, int]):
             ]
             env.reset(seed=eseed, options={"deck": deck, "dealer": dealer})
             game = env.game
+            versions = [getattr(p, "layout_version", env.layout_version) for p in players]
             while not game.deal_over:
                 s = game.current
                 try:
-                    action = players[s].act(env.observe(names[s]))
+                    action = players[s].act(seat_observation(env, s, versions[s], encoders))
                     env.step(action)
                 except Exception as e:
                     raise RuntimeError(

@@ -293,6 +293,16 @@ def test_v1_docstring_segment_table_matches_segment_table(n, deals):
     assert size and int(size.group(1)) == Layout.of(2, 1, 1).size
 
 
+@pytest.mark.parametrize("n", [2, 5])
+def test_v1_env_passes_pettingzoo_and_gymnasium_checks(n):
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test, seed_test
+
+    api_test(pis_yedili_v1.env(num_players=n, num_deals=2), num_cycles=200)
+    seed_test(lambda: pis_yedili_v1.env(num_players=n), num_cycles=100)
+    check_env(pis_yedili_v1.SingleAgentEnv(num_players=n), skip_render_check=True)
+
+
 def test_v1_env_registrations_and_history_record_the_version():
     import gymnasium
     import pettingzoo
@@ -311,7 +321,7 @@ def test_v1_env_registrations_and_history_record_the_version():
     assert replayed.layout_version == 1
 
 
-def test_a_v0_policy_or_bot_at_a_v1_table_is_an_error_naming_both_layouts():
+def test_a_v0_policy_at_a_v1_table_is_an_error_naming_both_layouts():
     import agents
     from agents.ppo import PolicyLoadError, check_layout
 
@@ -320,11 +330,59 @@ def test_a_v0_policy_or_bot_at_a_v1_table_is_an_error_naming_both_layouts():
     observation = table.observe(table.agent_selection)
     ppo = agents.make("ppo", path="models/ppo_2p.zip", num_players=2)
     assert ppo.layout_version == 0
-    for bot in (ppo, agents.make("heuristic", num_players=2)):
-        with pytest.raises(ValueError, match=r"layout version 0 \(pis_yedili_v0\).*layout "
-                                             r"version 1 \(pis_yedili_v1\)"):
-            bot.act(observation)
+    with pytest.raises(ValueError, match=r"layout version 0 \(pis_yedili_v0\).*layout "
+                                         r"version 1 \(pis_yedili_v1\)"):
+        ppo.act(observation)
     with pytest.raises(PolicyLoadError, match="layout version 0.*layout version 1"):
         check_layout(ppo.meta, 2, 1, layout_version=1)
     check_layout(ppo.meta, 2, 1, layout_version=0)
     check_layout({**ppo.meta, "layout_version": 1, "layout_size": Layout.of(2, 1, 1).size}, 2)
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "heuristic", "held_out", "mc", "search"])
+def test_every_rule_based_bot_plays_at_a_v1_table_as_at_a_v0_one(name):
+    """They read only layout 0's segments, which v1 begins with: the same deal, the same
+    seeds, the same moves at both tables."""
+    import agents
+
+    options = {"num_players": 3} if name not in ("mc", "search") else {"num_players": 2}
+    kwargs = {"samples": 2, "rollouts": 1} if name == "mc" else {"rollouts": 4} \
+        if name == "search" else {}
+    moves = []
+    for module in (pis_yedili_v0, pis_yedili_v1):
+        env = module.raw_env(**options)
+        env.reset(seed=4)
+        bots = [agents.make(name, num_players=options["num_players"], seed=s, **kwargs)
+                for s in range(options["num_players"])]
+        played = []
+        while not env.game.deal_over and len(played) < 40:
+            action = bots[env.game.current].act(env.observe(env.agent_selection))
+            played.append(action)
+            env.step(action)
+        moves.append(played)
+    assert moves[0] == moves[1] and len(moves[0]) > 5
+
+
+def test_a_mixed_table_shows_each_seat_the_layout_of_its_bot():
+    """The tournament's seat_observation: a v1 seat at a v0 table is shown what the v1 env
+    shows that seat, a v0 seat what the v0 env shows; the masks are the table's."""
+    from agents.tournament.worker import seat_observation
+
+    rules = {"num_players": 3, "num_deals": 2}
+    v0, v1 = pis_yedili_v0.raw_env(**rules), pis_yedili_v1.raw_env(**rules)
+    v0.reset(seed=8)
+    v1.reset(seed=8)
+    rng = np.random.default_rng(8)
+    encoders: dict = {}
+    for _ in range(80):
+        for seat in range(3):
+            for version, env in ((0, v0), (1, v1)):
+                shown = seat_observation(v0, seat, version, encoders)
+                want = env.observe(f"player_{seat}")
+                assert np.array_equal(shown["observation"], want["observation"])
+                assert np.array_equal(shown["action_mask"], want["action_mask"])
+        if v0.game.match_over:
+            break
+        action = _choose(rng, v0.game.legal_actions())
+        v0.step(action)
+        v1.step(action)
