@@ -636,6 +636,22 @@ MUTANTS: list[Mutant] = [
         test="tests/pis_env/test_observation_v1.py::test_event_log_and_summary_are_exact_under_every_variant",
         why="PublicHistory splits a seat's run of draws across two windows into two events",
     ),
+    Mutant(
+        name="rule-based-bots-refuse-v1",
+        file="agents/base.py",
+        old="    reads_later_layouts = True\n",
+        new="    reads_later_layouts = False\n",
+        test="tests/pis_env/test_observation_v1.py::test_every_rule_based_bot_plays_at_a_v1_table_as_at_a_v0_one",
+        why="the rule-based bots refuse a v1 table although they read only its v0 segments",
+    ),
+    Mutant(
+        name="tournament-one-layout-for-all-seats",
+        file="agents/tournament/worker.py",
+        old="    if version == env.layout_version:\n        return observation",
+        new="    if True:\n        return observation",
+        test="tests/pis_env/test_observation_v1.py::test_a_mixed_table_shows_each_seat_the_layout_of_its_bot",
+        why="a mixed table shows every seat the table's layout, not its bot's",
+    ),
 ]
 
 
