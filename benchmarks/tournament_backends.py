@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     agents = args.agents.split(",")
     rows = []
-    ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
     try:
         run_tournament(agents, deals=50, workers=max(counts), progress=False, backend="ray")
         for workers in counts:

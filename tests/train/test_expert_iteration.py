@@ -90,7 +90,7 @@ def test_ray_tasks_label_the_same_positions(tmp_path, monkeypatch):
     cfg = ei_config(tmp_path, "games=4", "labeller.rollouts=8", f"init_policy={POLICY_2P}")
     ppo_cfg = EI.ppo_config(cfg)
     local = EI.label_iteration(cfg, ppo_cfg, 0, POLICY_2P)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = EI.label_iteration({**cfg, "backend": "ray", "workers": 2}, ppo_cfg, 0,
                                     POLICY_2P)

@@ -42,7 +42,7 @@ def test_same_seed_same_data_for_any_split_and_pool():
 def test_ray_tasks_give_the_same_data():
     import ray
     local = build_dataset(6, 1, RULES, labeller=LABELLER, workers=1, label_chunk=10)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = build_dataset(6, 1, RULES, labeller=LABELLER, backend="ray", workers=2,
                                label_chunk=10)
