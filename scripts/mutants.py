@@ -535,8 +535,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-fragment-auto",
         file="train/rllib_ppo.py",
-        old="rollout_fragment_length=rollout_fragment_length(cfg))",
-        new='rollout_fragment_length="auto")',
+        old="rollout_fragment_length=rollout_fragment_length(cfg),",
+        new='rollout_fragment_length="auto",',
         test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
         why="the rollout fragment is not the one the config checked",
     ),
@@ -553,7 +553,7 @@ MUTANTS: list[Mutant] = [
         file="train/rllib_ppo.py",
         old='    if cfg["env"] == "vector":\n        return _vector_config(cfg)',
         new='    if False:\n        return _vector_config(cfg)',
-        test="tests_rllib/test_rllib_vector.py::test_env_runner_samples_the_vector_env_with_legal_actions",
+        test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
         why="env=vector still samples the AEC env",
     ),
     Mutant(
@@ -561,7 +561,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector_env.py",
         old="            return {OBS_KEY: flat, MASK_KEY: self._masks.astype(np.float32)}",
         new="            return {OBS_KEY: flat, MASK_KEY: np.ones_like(self._masks, np.float32)}",
-        test="tests_rllib/test_rllib_vector.py::test_env_runner_samples_the_vector_env_with_legal_actions",
+        test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
         why="the dict observation's mask (what RLlib's masking module reads) allows all",
     ),
     Mutant(
@@ -569,7 +569,7 @@ MUTANTS: list[Mutant] = [
         file="train/rllib_env.py",
         old="    env.set_opponent_mix(mix)\n    return ids",
         new='    env.set_opponent_mix(dict(payload["bots"]))\n    return ids',
-        test="tests_rllib/test_rllib_vector.py::test_snapshots_reach_remote_env_runners",
+        test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
         why="env runners receive the snapshots but keep playing the bots only",
     ),
     Mutant(
@@ -579,6 +579,14 @@ MUTANTS: list[Mutant] = [
         new='state["iterations"] % cfg["snapshots"]["every"] == -1:',
         test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
         why="the snapshot pool keeps the first snapshot for the whole run",
+    ),
+    Mutant(
+        name="rllib-runner-resources-dropped",
+        file="train/rllib_ppo.py",
+        old='custom_resources_per_env_runner=dict(runners["custom_resources"]))',
+        new="custom_resources_per_env_runner={})",
+        test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
+        why="env_runners.custom_resources does not reach RLlib: both runners on one node",
     ),
     Mutant(
         name="v1-window-without-own-action",

@@ -1,16 +1,14 @@
-"""RLlib on the batched vector env (``env=vector``, the default of train/rllib_ppo.py): its
-env runners step ``train.vector_env.PisYediliVectorEnv`` through
-``gym_env_vectorize_mode="vector_entry_point"``, the masking module plays only legal
-actions (read from the dict observation), and a run warms up, trains, checkpoints,
-resumes and exports a policy ``agents.make("ppo", path=...)`` plays; a checkpoint of the
-other env is refused on resume; the learners' settings reach RLlib; the learner's
-snapshots reach remote env runners and play there."""
+"""RLlib on the batched vector env (``env=vector``, the default of train/rllib_ppo.py): a
+run warms up, trains against the bots and its snapshots, checkpoints, resumes and exports
+a policy ``agents.make("ppo", path=...)`` plays; a checkpoint of the other env is refused
+on resume; the fragment and the learners' settings reach RLlib. What the remote env
+runners sample (legal actions, the snapshots they play) is checked on a two-node cluster
+in ``test_rllib_cluster.py``."""
 
 from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 import ray
 import torch
@@ -19,8 +17,7 @@ import agents
 import pis_env
 from train.config import ConfigError
 from train.rllib_config import load_config, rollout_fragment_length
-from train.rllib_ppo import SnapshotPool, build_config, main, train
-from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
+from train.rllib_ppo import build_config, main, train
 
 TINY = ["env=vector", "env_runners.num_env_runners=0", "env_runners.num_envs_per_env_runner=32",
         "ppo.train_batch_size_per_learner=512", "ppo.minibatch_size=256", "ppo.num_epochs=1",
@@ -108,65 +105,3 @@ def test_an_aec_checkpoint_from_before_the_vector_env_is_refused(tmp_path, capsy
     (run / "config.yaml").write_text("name: rllib_ppo\n")  # no env key: the default, vector
     assert main(["--resume", str(run)]) == 2
     assert "written with env=aec" in capsys.readouterr().err
-
-
-def test_env_runner_samples_the_vector_env_with_legal_actions(local_ray):
-    cfg = load_config(None, TINY)
-    algo = build_config(cfg).build_algo()
-    try:
-        runner = algo.env_runner
-        assert isinstance(runner.env.unwrapped, PisYediliVectorEnv)
-        assert runner.env.unwrapped.num_envs == 32
-        episodes = runner.sample(num_timesteps=2000, explore=True)
-    finally:
-        algo.stop()
-    done = [e for e in episodes if e.is_done]
-    assert len(done) > 30
-    steps = 0
-    for e in episodes:
-        obs = e.get_observations()
-        masks, actions = obs[MASK_KEY][:len(e)], e.get_actions()
-        assert obs[OBS_KEY].shape[1] == 178
-        steps += len(actions)
-        assert (masks[np.arange(len(actions)), actions] == 1).all()  # every action legal
-    for e in done:
-        info = e.get_infos(-1)
-        assert info["end_reason"] != "illegal" and "illegal_action" not in info
-        assert e.get_return() == pytest.approx(float(np.sum(e.get_rewards())))
-    assert steps >= 2000
-
-
-def test_snapshots_reach_remote_env_runners(local_ray):
-    """The pool refreshed on the driver is what a remote env runner plays: its matches
-    name the new snapshot, and its snapshot's moves are the driver's policy's."""
-    from agents.ppo import NumpyPolicy
-
-    cfg = load_config(None, TINY + ["env_runners.num_env_runners=1", "snapshots.pool_size=1",
-                                    "snapshots.deterministic=true",
-                                    "opponents={greedy: 1, self: 3}"])
-    algo = build_config(cfg).build_algo()
-    try:
-        pool = SnapshotPool(cfg)
-        assert pool.refresh(algo, 0)[-1] == ["self@0"]  # the remote runner (after the local)
-        algo.train()
-        assert pool.refresh(algo, 1)[-1] == ["self@1"]  # pool_size 1: self@0 left
-
-        def played(runner):
-            env = runner.env.unwrapped
-            episodes = runner.sample(num_timesteps=1500, explore=True)
-            names = {str(o) for e in episodes if e.is_done
-                     for o in e.get_infos(-1).get("opponents", [])}
-            obs, masks = env.core.env.obs.copy(), env.core.env.masks.copy()
-            actions = env._snapshot_policies["self@1"](obs, masks)
-            return names, obs, masks, actions, sorted(env._snapshot_policies)
-
-        ((names, obs, masks, actions, cached),) = algo.env_runner_group.foreach_env_runner(
-            played, local_env_runner=False)
-    finally:
-        algo.stop()
-    # matches begun before the refresh finish with self@0; the new ones draw self@1
-    assert {"greedy", "self@1"} <= names <= {"greedy", "self@0", "self@1"}
-    assert cached == ["self@1"]
-    policy = pool.items[-1][1]
-    assert isinstance(policy, NumpyPolicy)
-    np.testing.assert_array_equal(actions, [policy.act(o, m) for o, m in zip(obs, masks)])

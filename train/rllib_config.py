@@ -87,6 +87,10 @@ class EnvRunnersConfig:
     num_envs_per_env_runner: int | None = param(
         None, "envs each sampling process steps (null: 256 for env=vector, 16 for env=aec)",
         ge=1, le=MAX_ENVS_PER_RUNNER)
+    custom_resources: dict[str, float] = param(
+        {}, "Ray custom resources each env runner needs (RLlib's "
+        "custom_resources_per_env_runner): give each node of a cluster {runner_slot: 1} and "
+        "ask for {runner_slot: 1} to put one runner per node")
 
 
 @dataclass
@@ -193,6 +197,9 @@ def _check(cfg: dict) -> dict:
     runners = cfg["env_runners"]
     if runners["num_envs_per_env_runner"] is None:
         runners["num_envs_per_env_runner"] = DEFAULT_ENVS_PER_RUNNER[cfg["env"]]
+    for name, amount in runners["custom_resources"].items():
+        if not amount > 0:
+            raise ConfigError(f"env_runners.custom_resources.{name}={amount!r}: an amount > 0")
     fragment = rollout_fragment_length(cfg)
     if cfg["env"] == "vector" and fragment < MIN_FRAGMENT:
         raise ConfigError(

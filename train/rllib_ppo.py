@@ -121,7 +121,8 @@ def _common(config, cfg: dict):
     return (config
             .env_runners(num_env_runners=runners["num_env_runners"],
                          num_envs_per_env_runner=runners["num_envs_per_env_runner"],
-                         rollout_fragment_length=rollout_fragment_length(cfg))
+                         rollout_fragment_length=rollout_fragment_length(cfg),
+                         custom_resources_per_env_runner=dict(runners["custom_resources"]))
             .learners(num_learners=learners["num_learners"],
                       num_gpus_per_learner=learners["num_gpus_per_learner"])
             .training(**cfg["ppo"])
