@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: train test test-rllib bench notebooks fuzz mutants clean
+.PHONY: train test test-rllib bench bench-rllib notebooks fuzz mutants mutants-rllib clean
 
 $(STAMP): pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.batched
 	$(PY) -m benchmarks.search
 
+# RLlib's sampling speed: the AEC env, the batched vector env, CartPoleVectorEnv's ceiling.
+bench-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python -m benchmarks.rllib_sampling $(ARGS)
+
 notebooks: $(STAMP)
 	PY=$(PY) scripts/run_notebooks.sh
 
@@ -57,6 +61,10 @@ fuzz: $(STAMP)
 # fails; exit 1 if a mutant survives. ARGS="--only NAME" for one.
 mutants: $(STAMP)
 	$(PY) scripts/mutants.py $(ARGS)
+
+# The mutants whose tests are in tests_rllib run in .venv-rllib (ARGS="--only NAME").
+mutants-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python scripts/mutants.py $(ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -125,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--envs: 1..{MAX_ENVS}")
     if not paths or set(paths) - set(PATHS):
         p.error(f"--paths: some of {','.join(PATHS)}")
-    import ray
+    try:
+        import ray
+        import ray.rllib  # noqa: F401
+    except ImportError as e:
+        p.error(f"needs RLlib ({e}): run it with .venv-rllib/bin/python (make bench-rllib)")
 
     ray.init(num_cpus=RUNNERS, include_dashboard=False, log_to_driver=False)
     try:

@@ -523,7 +523,7 @@ MUTANTS: list[Mutant] = [
         why="a shipped file shadows the user's file of the same relative path",
     ),
     # ---- H6: RLlib on the vector env (issue 20); these run in .venv-rllib:
-    # .venv-rllib/bin/python scripts/mutants.py --only NAME ----
+    # make mutants-rllib ARGS="--only NAME" ----
     Mutant(
         name="rllib-resume-any-env",
         file="train/rllib_ppo.py",
