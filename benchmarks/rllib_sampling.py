@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         p.error(f"needs RLlib ({e}): run it with .venv-rllib/bin/python (make bench-rllib)")
 
-    ray.init(num_cpus=RUNNERS, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=RUNNERS, include_dashboard=False, log_to_driver=False)
     try:
         results = [measure(x, args.steps, args.envs, args.players) for x in paths]
     finally:

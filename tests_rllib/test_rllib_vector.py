@@ -28,7 +28,7 @@ TINY = ["env=vector", "env_runners.num_env_runners=0", "env_runners.num_envs_per
 
 @pytest.fixture
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
