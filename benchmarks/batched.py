@@ -55,12 +55,14 @@ def _pin_one_core() -> str:
     return f"pinned to core {core}"
 
 
-def bench_game(num_players: int, batch: int, seconds: float, dtype) -> tuple[float, float]:
+def bench_game(num_players: int, batch: int, seconds: float, dtype,
+               layout_version: int = 0) -> tuple[float, float]:
     """(decisions/s of CPU time, decisions/s of wall time) of random play with
-    observations and masks built every step."""
+    observations (of ``layout_version``) and masks built every step."""
     from pis_env.batched import BatchedGame, RandomPolicy
 
-    game = BatchedGame(batch, num_players=num_players, seed=0, obs_dtype=dtype)
+    game = BatchedGame(batch, num_players=num_players, seed=0, obs_dtype=dtype,
+                       layout_version=layout_version)
     policy = RandomPolicy(batch, seed=1)
     for _ in range(20):  # warm-up (compiled already)
         game.step(policy(game), auto_reset=True)
@@ -146,12 +148,19 @@ def main(argv: list[str] | None = None) -> None:
     from pis_env.batched import BatchedGame  # compile (or load) before timing
 
     BatchedGame(1)
+    BatchedGame(1, layout_version=1)
     print(f"\nrandom legal play, observation ({args.dtype}) + mask every step, auto-reset; "
-          f"{args.players} players; {pinned}")
-    print(f"{'B':>6}  {'decisions/s (CPU)':>18}  {'decisions/s (wall)':>18}")
+          f"{args.players} players; {pinned}; v1: the pis_yedili_v1 observation (float32)")
+    print(f"{'B':>6}  {'decisions/s (CPU)':>18}  {'decisions/s (wall)':>18}  "
+          f"{'v1 decisions/s (CPU)':>20}  {'v1 / v0':>7}")
     for batch in sizes:
         cpu_rate, wall_rate = bench_game(args.players, batch, args.seconds, args.dtype)
-        print(f"{batch:>6}  {cpu_rate:>18,.0f}  {wall_rate:>18,.0f}")
+        if args.dtype == "float32":
+            v1_rate, _ = bench_game(args.players, batch, args.seconds, args.dtype, 1)
+            v1 = f"{v1_rate:>20,.0f}  {v1_rate / cpu_rate:>7.2f}"
+        else:
+            v1 = f"{'-':>20}  {'-':>7}"
+        print(f"{batch:>6}  {cpu_rate:>18,.0f}  {wall_rate:>18,.0f}  {v1}")
     if args.env:
         print("\nBatchedEnv (learner seat 0 random; random opponents in the kernel, greedy "
               "ones through agents.greedy.batched), CPU time:")

@@ -660,6 +660,30 @@ MUTANTS: list[Mutant] = [
         test="tests/pis_env/test_observation_v1.py::test_a_mixed_table_shows_each_seat_the_layout_of_its_bot",
         why="a mixed table shows every seat the table's layout, not its bot's",
     ),
+    Mutant(
+        name="batched-v1-opening-refuses-diamonds",
+        file="pis_env/batched/public.py",
+        old="        pub.summary[b, S_SUITS, p] |= 1  # clubs",
+        new="        pub.summary[b, S_SUITS, p] |= 2  # clubs",
+        test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
+        why="the batched v1 summary records an opening draw as refusing diamonds",
+    ),
+    Mutant(
+        name="batched-v1-run-of-draws-not-counted",
+        file="pis_env/batched/public.py",
+        old="            ring[b, last, 2] += count  # the seat's run of draws goes on",
+        new="            ring[b, last, 2] += 0  # the seat's run of draws goes on",
+        test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
+        why="the batched v1 log counts only the first card of a seat's run of draws",
+    ),
+    Mutant(
+        name="batched-v1-terminal-without-record",
+        file="pis_env/batched/public.py",
+        old="                                 term_obs[b], size_tab)",
+        new="                                 obs[b], size_tab)",
+        test="tests/pis_env/test_observation_v1.py::test_the_batched_v1_record_follows_auto_resets_and_terminal_observations",
+        why="an auto-reset match's terminal v1 row lacks its public record",
+    ),
 ]
 
 

@@ -16,9 +16,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine import GameState, IllegalActionError, action_name
-from ..observation import SIZE_SCALE, Layout
+from ..observation import SIZE_SCALE, Layout, check_layout_version
 from ..rules import Rules
 from . import kernels as K
+from . import public as P
 
 
 def rules_vector(rules: Rules) -> np.ndarray:
@@ -100,11 +101,14 @@ class BatchedGame:
     * :meth:`observe` and :meth:`action_masks` build them for any seats or games.
 
     Observations have the layout and values of ``ObservationEncoder.encode`` in float32
-    (``obs_dtype=np.uint8`` writes counts unscaled, see :func:`uint8_scale`).
+    (``obs_dtype=np.uint8`` writes counts unscaled, see :func:`uint8_scale`);
+    ``layout_version=1`` those of ``ObservationEncoderV1`` (``pis_yedili_v1``: the public
+    record is kept by ``batched.public``; float observations only).
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, *,
-                 seed: int | Sequence[int] | None = None, obs_dtype=np.float32, **options):
+                 seed: int | Sequence[int] | None = None, obs_dtype=np.float32,
+                 layout_version: int = 0, **options):
         if rules is None:
             rules = Rules.from_options(**options)
         elif options:
@@ -117,9 +121,15 @@ class BatchedGame:
         self.num_games = B
         self.num_players = n
         self.cfg = rules_vector(rules)
-        self.obs_size = K.obs_size(n, rules.num_deals)
+        self.layout_version = check_layout_version(layout_version)
+        self.obs_size = Layout.of(n, rules.num_deals, self.layout_version).size
         self.obs_dtype = np.dtype(obs_dtype)
         self.size_tab = size_table(self.obs_dtype)
+        if self.layout_version and self.obs_dtype.kind != "f":
+            raise ValueError(f"layout_version={layout_version} writes float observations: "
+                             f"obs_dtype must be float32 or float64, got {self.obs_dtype}")
+        #: The layout-1 record (``batched.public``), or None for layout 0.
+        self.public = P.make_record(B, n, rules.num_deals) if self.layout_version else None
         self.st = np.zeros((B, K.NF), dtype=np.int64)
         self.stock = np.zeros((B, K.NUM_CARDS), dtype=np.int8)
         self.decks = np.zeros((B, rules.num_deals, K.NUM_CARDS), dtype=np.int8)
@@ -280,11 +290,16 @@ class BatchedGame:
             if dealer_arr.max(initial=-1) >= self.num_players or dealer_arr.min(initial=0) < -1:
                 raise ValueError(f"dealer must be a seat index 0..{self.num_players - 1}")
         K.reset_games(self.st, self.stock, self.decks, self.rng, self.cfg, games, dealer_arr)
+        if self.public is not None:
+            P.new_matches(self.public, self.st, games)
         self.reason[games] = 0
         self._done[games] = 0
         current = np.full(k_games, -1, np.int64)
         if games is self._all:
             K.observe_games(self.st, self.cfg, games, current, self.obs, self.size_tab)
+            if self.public is not None:
+                P.observe_public(self.public, self.st, self.cfg, games, current, self.obs,
+                                 self.size_tab)
             K.masks_of(self.st, games, self.masks)
         else:
             self.obs[games] = self.observe(games=games)
@@ -326,7 +341,15 @@ class BatchedGame:
             term_seats = _as_index_array(-1 if terminal_seats is None else terminal_seats,
                                          self.num_games, "terminal_seats")
         out = self._out if write_obs else self._out_no_obs
+        if self.public is not None:
+            bad = K.check_actions(self.st, acts, self.cfg[K.C_TERMINATE] != 0)
+            if bad == 0:  # the record reads the state before the step
+                P.record_actions(self.public, self.st, self.cfg, acts)
         bad = K.step_games(self.batch, acts, auto_reset, out, term_seats, term_obs)
+        if self.public is not None and bad == 0:
+            P.after_step(self.public, self.st, self.cfg, acts, self.reason, self._done,
+                         auto_reset, term_obs.shape[0] == self.num_games, term_seats,
+                         term_obs, self.obs, write_obs, self.size_tab)
         if bad < 0:
             raise ValueError(f"game {-bad - 1}: the match is over; reset it (or use "
                              "auto_reset)")
@@ -357,6 +380,9 @@ class BatchedGame:
         if out is None:
             out = np.empty((k, self.obs_size), dtype=self.obs_dtype)
         K.observe_games(self.st, self.cfg, games, seat_arr, out, self.size_tab)
+        if self.public is not None:
+            P.observe_public(self.public, self.st, self.cfg, games, seat_arr, out,
+                             self.size_tab)
         return out
 
     def action_masks(self, games=None, out: np.ndarray | None = None) -> np.ndarray:

@@ -386,3 +386,97 @@ def test_a_mixed_table_shows_each_seat_the_layout_of_its_bot():
         action = _choose(rng, v0.game.legal_actions())
         v0.step(action)
         v1.step(action)
+
+
+BATCHED_CASES = [
+    (2, {}),
+    (3, {"draw_rule": "until_playable", "empty_stock": "reshuffle", "num_deals": 2}),
+    (4, {"seven_penalty": "double", "after_penalty": "continue", "num_deals": 2}),
+    (5, {"opening": "first_round", "nominate": "other"}),
+    (6, {"draw_rule": "one", "max_turns": 80, "num_deals": 3}),
+    (7, {"draw_rule": "until_playable", "empty_stock": "reshuffle"}),
+]
+
+
+@pytest.mark.parametrize("n,options", BATCHED_CASES, ids=[str(c[0]) for c in BATCHED_CASES])
+def test_the_batched_engine_writes_v1_byte_for_byte(n, options):
+    """Every position of random stacked-deck matches, seen by the player to move and by
+    one other seat, and every seat's final observation: the batched engine's layout-1
+    rows equal ``ObservationEncoderV1`` on the engine stepped by the same actions (with
+    the batched game's reshuffles, as ``test_batched`` scripts them)."""
+    from pis_env.batched import BatchedGame, RandomPolicy
+    from tests.pis_env.test_batched import reference_state
+
+    rules = Rules.from_options(num_players=n, **options)
+    B = 96
+    rng = np.random.default_rng(n)
+    decks = np.stack([np.stack([rng.permutation(52) for _ in range(rules.num_deals)])
+                      for _ in range(B)])
+    dealers = rng.integers(n, size=B)
+    game = BatchedGame(B, rules, seed=n, layout_version=1)
+    game.reset(decks=decks, dealers=dealers)
+    refs = [reference_state(rules, decks[b].tolist(), int(dealers[b]), game, b)
+            for b in range(B)]
+    encoders = [ObservationEncoderV1(n, rules.num_deals) for _ in range(B)]
+    policy = RandomPolicy(B, seed=n + 1)
+    active = np.ones(B, dtype=bool)
+    positions = dropped = 0
+    slot = Layout.of(n, rules.num_deals, 1).offsets["events_dropped"].start
+    while active.any():
+        games = np.flatnonzero(active)
+        other = (game.st[games, 0] + 1 + games % (n - 1)) % n
+        want = np.stack([encoders[b].encode(refs[b], refs[b].current) for b in games])
+        want_other = np.stack([encoders[b].encode(refs[b], int(o))
+                               for b, o in zip(games, other)])
+        assert np.array_equal(game.obs[games], want)
+        assert np.array_equal(game.observe(seats=other, games=games), want_other)
+        positions += 2 * len(games)
+        dropped += int((want[:, slot] > 0).sum())
+        actions = policy(game).copy()
+        actions[~active] = -1
+        game.step(actions)
+        for b in games:
+            refs[b].apply(int(actions[b]))
+            if refs[b].deal_over:
+                if refs[b].match_over:
+                    active[b] = False
+                    finals = np.stack([encoders[b].encode(refs[b], s) for s in range(n)])
+                    assert np.array_equal(
+                        game.observe(seats=np.arange(n), games=np.full(n, b)), finals)
+                else:
+                    refs[b].next_deal()
+    assert positions > 5000  # about 120,000 over the six cases
+    if n == 7:
+        assert dropped, "no overflowing log at 7 players"
+
+
+def test_the_batched_v1_record_follows_auto_resets_and_terminal_observations():
+    """With ``auto_reset`` a finished match's terminal row is the final observation of the
+    same match stepped without it (which the differential test above holds to the
+    reference), and the new match's first row is the v1 encoding of its start."""
+    from pis_env.batched import BatchedGame, RandomPolicy
+
+    rules = Rules.from_options(num_players=3, num_deals=2)
+    B = 48
+    games = [BatchedGame(B, rules, seed=5, layout_version=1) for _ in range(2)]
+    policies = [RandomPolicy(B, seed=6) for _ in range(2)]
+    resetting, twin = games
+    terminal = np.zeros((B, resetting.obs_size), np.float32)
+    live = np.ones(B, dtype=bool)
+    encoder = ObservationEncoderV1(3, 2)
+    checked = 0
+    while live.any():
+        actions = policies[0](resetting).copy()
+        twin_actions = policies[1](twin).copy()
+        twin_actions[~live] = -1
+        actor = resetting.st[:, 0].copy()
+        resetting.step(actions, auto_reset=True, terminal_obs=terminal)
+        twin.step(twin_actions)
+        for b in np.flatnonzero(live & resetting.done):
+            live[b] = False
+            final = twin.observe(seats=int(actor[b]), games=[b])[0]
+            assert np.array_equal(terminal[b], final)
+            start = resetting.game_state(int(b))
+            assert np.array_equal(resetting.obs[b], encoder.encode(start, start.current))
+            checked += 1
+    assert checked == B
