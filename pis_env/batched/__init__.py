@@ -10,8 +10,9 @@ differs (one splitmix64 stream per game instead of ``numpy.random.Generator``).
 * ``BatchedGame(B, rules, seed=..., layout_version=1)``: the engine (``layout_version=1``
   writes the ``pis_yedili_v1`` observation, its public record kept by ``public``).
   ``reset(seed, decks=, dealers=, games=)``, ``step(actions, auto_reset=,
-  terminal_obs=, terminal_seats=)`` -> ``StepResult(obs, masks, done, reason, rewards, charges, winners, current)``,
-  ``observe(seats, games)``, ``action_masks(games)``, ``game_state(b)``.
+  terminal_obs=, terminal_seats=)`` -> ``StepResult(obs, masks, done, reason, rewards,
+  charges, winners, current)``, ``observe(seats, games)``, ``action_masks(games)``,
+  ``game_state(b)``.
 * ``RandomPolicy(B, seed)``: random legal play, ``policy(game) -> actions``. The bots'
   numba ports live beside the bots, above this package: ``agents.greedy.batched.
   GreedyPolicy`` and ``agents.heuristic.batched.HeuristicPolicy``.
