@@ -671,8 +671,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="batched-v1-run-of-draws-not-counted",
         file="pis_env/batched/public.py",
-        old="            ring[b, last, 2] += count  # the seat's run of draws goes on",
-        new="            ring[b, last, 2] += 0  # the seat's run of draws goes on",
+        old="            pub.ring[b, last, 2] += count  # the seat's run of draws goes on",
+        new="            pub.ring[b, last, 2] += 0  # the seat's run of draws goes on",
         test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
         why="the batched v1 log counts only the first card of a seat's run of draws",
     ),

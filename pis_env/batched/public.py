@@ -8,7 +8,7 @@ last play, refused suits and ranks as bit masks, the latest nomination) and a ri
 the last ``RING`` events of the match, already merged (a seat's run of draws is one
 entry). Per seat, ``last_own`` is the entry holding its latest action and ``first`` a
 copy of that action as its window's first event (its own share of a run of draws; the
-ring may have moved past it). ``record_action`` reads the engine's state *before* the
+ring may have moved past it). ``record_actions`` reads the engine's state *before* the
 action, so counts follow the engine's ``_take`` from the stock and pile sizes, and
 refusals the engine's phase, top card and active suit; ``new_deal`` and
 ``new_match_record`` follow the engine's deal and match starts. ``write_public`` writes
@@ -132,54 +132,12 @@ def _refuse(pub, st, b, p):
 
 
 @njit(cache=True, inline="always")
-def record_action(pub, st, cfg, b, a):
-    """Take in action ``a`` (checked) of game ``b`` before the engine applies it: an
-    illegal one (a forfeit) is no event."""
-    p = st[b, K.CUR]
-    pub.actor[b] = p
-    if a < K.NUM_ACTIONS and (st[b, K.LEGAL] >> a) & 1:
-        code = a
-        count = np.int64(0)
-        summary = pub.summary
-        if a < K.NUM_CARDS:
-            summary[b, S_SINCE, p] = 0
-            summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
-            summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
-        elif a == K.DRAW:
-            pend = st[b, K.PEND]
-            if st[b, K.PHASE] == K.PLAY and pend > 0:
-                code = PENALTY
-                want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
-                summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
-            else:
-                want = np.int64(1)
-                _refuse(pub, st, b, p)
-            count = _taken(st, cfg, b, want)
-            summary[b, S_DRAWN, p] += count
-            summary[b, S_SINCE, p] += count
-        elif a == K.PASS:
-            _refuse(pub, st, b, p)
-        else:
-            summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
-        ring = pub.ring
-        last = (pub.count[b] - 1) & (RING - 1)
-        if code == K.DRAW and ring[b, last, 1] == K.DRAW and ring[b, last, 0] == p:
-            ring[b, last, 2] += count  # the seat's run of draws goes on
-        else:
-            _push(pub, b, p, code, count)
-        pub.last_own[b, p] = pub.count[b] - 1
-        pub.first[b, p, 0] = p
-        pub.first[b, p, 1] = code
-        pub.first[b, p, 2] = count
-
-
-@njit(cache=True, inline="always")
 def write_public(pub, st, cfg, b, observer, row, size_tab):
     """Layout 1's record of game ``b`` seen by ``observer`` into ``row``'s tail (zeros).
     ``size_tab[k]`` is ``k / 52`` in the row's dtype (the head's table: the same values
     as the encoder's division)."""
+    ring, count, last_own, first, summary, _, o = pub
     n = cfg[K.C_N]
-    o = pub.offsets
     o_drawn, o_since, o_suits, o_ranks, o_nom = o[0], o[1], o[2], o[3], o[4]
     o_seat, o_code, o_count, o_dropped, slots = o[5], o[6], o[7], o[8], o[9]
     s = observer
@@ -187,34 +145,34 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
         s += 1
         if s == n:
             s = 0
-        row[o_drawn + k - 1] = size_tab[min(pub.summary[b, S_DRAWN, s], DRAWN_CAP)]
-        row[o_since + k - 1] = size_tab[min(pub.summary[b, S_SINCE, s], DRAWN_CAP)]
-        bits = pub.summary[b, S_SUITS, s]
+        row[o_drawn + k - 1] = size_tab[min(summary[b, S_DRAWN, s], DRAWN_CAP)]
+        row[o_since + k - 1] = size_tab[min(summary[b, S_SINCE, s], DRAWN_CAP)]
+        bits = summary[b, S_SUITS, s]
         base = o_suits + 4 * (k - 1)
         while bits:
             row[base + K.lowbit_index(bits)] = 1
             bits &= bits - 1
-        bits = pub.summary[b, S_RANKS, s]
+        bits = summary[b, S_RANKS, s]
         base = o_ranks + 13 * (k - 1)
         while bits:
             row[base + K.lowbit_index(bits)] = 1
             bits &= bits - 1
-        nominated = pub.summary[b, S_NOMINATED, s]
+        nominated = summary[b, S_NOMINATED, s]
         if nominated >= 0:
             row[o_nom + 4 * (k - 1) + nominated] = 1
-    total = pub.count[b] - pub.last_own[b, observer]
+    total = count[b] - last_own[b, observer]
     shown = min(total, slots)
-    rel = pub.first[b, observer, 0] - observer
+    rel = first[b, observer, 0] - observer
     row[o_seat] = ((rel + n if rel < 0 else rel) + 1) / SEAT_SCALE
-    row[o_code] = (pub.first[b, observer, 1] + 1) / CODE_SCALE
-    row[o_count] = size_tab[pub.first[b, observer, 2]]
-    e = pub.count[b] - (shown - 1)
+    row[o_code] = (first[b, observer, 1] + 1) / CODE_SCALE
+    row[o_count] = size_tab[first[b, observer, 2]]
+    e = count[b] - (shown - 1)
     for i in range(1, shown):
         j = e & (RING - 1)
-        rel = pub.ring[b, j, 0] - observer
+        rel = ring[b, j, 0] - observer
         row[o_seat + i] = ((rel + n if rel < 0 else rel) + 1) / SEAT_SCALE
-        row[o_code + i] = (pub.ring[b, j, 1] + 1) / CODE_SCALE
-        row[o_count + i] = size_tab[pub.ring[b, j, 2]]
+        row[o_code + i] = (ring[b, j, 1] + 1) / CODE_SCALE
+        row[o_count + i] = size_tab[ring[b, j, 2]]
         e += 1
     dropped = total - shown
     if dropped:
@@ -223,12 +181,49 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
 
 @njit(cache=True)
 def record_actions(pub, st, cfg, actions):
-    """``record_action`` for every game with ``actions[b] >= 0`` (checked by
-    ``kernels.check_actions``), before ``kernels.step_games`` applies them."""
+    """Take in ``actions[b]`` (``>= 0``; checked by ``kernels.check_actions``) before
+    ``kernels.step_games`` applies them: an illegal one (a forfeit) is no event. (One
+    loop body, not a per-game helper: numba compiled the helper's inlined form twice as
+    slow.)"""
     for b in range(actions.shape[0]):
         a = actions[b]
-        if a >= 0:
-            record_action(pub, st, cfg, b, a)
+        if a < 0:
+            continue
+        p = st[b, K.CUR]
+        pub.actor[b] = p
+        if a >= K.NUM_ACTIONS or not (st[b, K.LEGAL] >> a) & 1:
+            continue
+        code = a
+        count = np.int64(0)
+        if a < K.NUM_CARDS:
+            pub.summary[b, S_SINCE, p] = 0
+            pub.summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
+            pub.summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
+        elif a == K.DRAW:
+            pend = st[b, K.PEND]
+            if st[b, K.PHASE] == K.PLAY and pend > 0:
+                code = PENALTY
+                want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
+                pub.summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
+            else:
+                want = np.int64(1)
+                _refuse(pub, st, b, p)
+            count = _taken(st, cfg, b, want)
+            pub.summary[b, S_DRAWN, p] += count
+            pub.summary[b, S_SINCE, p] += count
+        elif a == K.PASS:
+            _refuse(pub, st, b, p)
+        else:
+            pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
+        last = (pub.count[b] - 1) & (RING - 1)
+        if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
+            pub.ring[b, last, 2] += count  # the seat's run of draws goes on
+        else:
+            _push(pub, b, p, code, count)
+        pub.last_own[b, p] = pub.count[b] - 1
+        pub.first[b, p, 0] = p
+        pub.first[b, p, 1] = code
+        pub.first[b, p, 2] = count
 
 
 @njit(cache=True)
