@@ -306,10 +306,13 @@ class raw_env(AECEnv[str, Observation, ActionType]):
             for a in agents:
                 self.truncations[a] = True
             return
-        for i, reward in enumerate(deal_rewards(game.charges, game.winners, self.rules.reward)):
+        charges, winners = game.charges, game.winners
+        if charges is None or winners is None:  # the engine sets both when a deal ends
+            raise RuntimeError("a finished deal without charges")
+        for i, reward in enumerate(deal_rewards(charges, winners, self.rules.reward)):
             a = agents[i]
             self.rewards[a] = reward
-            info = {"penalty": int(game.charges[i]), "winner": bool(game.winners[i])}
+            info = {"penalty": int(charges[i]), "winner": bool(winners[i])}
             if self.rules.num_deals > 1:
                 info["match_score"] = int(game.totals[i])
             if game.deal_index in self._forfeits and self._forfeits[game.deal_index][0] == i:

@@ -189,8 +189,8 @@ class ReplayCache:
     which never change. Why: an env step then costs one ``step``, not a replay of the
     whole deal, and a search clone that branched off costs only its own actions."""
 
-    def __init__(self):
-        self._node = None
+    def __init__(self) -> None:
+        self._node: tuple | None = None
         self._replay: DealReplay | None = None
         self._finished: dict[int, tuple] = {}
 
@@ -203,15 +203,15 @@ class ReplayCache:
                 replay.step(p, a)
             self._node, self._replay = None, None
             return replay
-        if node is self._node:
+        if node is self._node and self._replay is not None:
             return self._replay
         pending = []
         walk = node
         while walk is not None and walk is not self._node:
             walk, pair = walk
             pending.append(pair)
-        if walk is None:  # not an extension of the cached deal: from the start
-            replay = DealReplay(state.rules, state.dealer)
+        if walk is None or self._replay is None:  # not an extension of the cached deal
+            replay = DealReplay(state.rules, state.dealer)  # from the start
         else:
             replay = self._replay
         for p, a in reversed(pending):

@@ -43,7 +43,7 @@ class PublicRecord(NamedTuple):
     """The layout-1 record of B games."""
 
     ring: np.ndarray       # int8 [B, RING, 3] (absolute seat, event code, count)
-    count: np.ndarray      # [B] entries pushed since the match began
+    pushed: np.ndarray     # [B] entries pushed since the match began
     last_own: np.ndarray   # [B, 7] entry of each seat's latest action (0: none yet)
     first: np.ndarray      # int8 [B, 7, 3] that action as its window's first event
     summary: np.ndarray    # int64 [B, 5, 7] per seat: S_DRAWN ... S_NOMINATED (-1: none)
@@ -67,11 +67,11 @@ def make_record(num_games: int, num_players: int, num_deals: int) -> PublicRecor
 
 @njit(cache=True, inline="always")
 def _push(pub, b, seat, code, count):
-    i = pub.count[b] & (RING - 1)
+    i = pub.pushed[b] & (RING - 1)
     pub.ring[b, i, 0] = seat
     pub.ring[b, i, 1] = code
     pub.ring[b, i, 2] = count
-    pub.count[b] += 1
+    pub.pushed[b] += 1
 
 
 @njit(cache=True, inline="always")
@@ -87,7 +87,7 @@ def new_deal(pub, st, b):
 @njit(cache=True, inline="always")
 def new_match_record(pub, st, b):
     """The match just started in game ``b``: an empty ring, then its first deal."""
-    pub.count[b] = 0
+    pub.pushed[b] = 0
     new_deal(pub, st, b)
     for s in range(K.MAX_PLAYERS):
         pub.last_own[b, s] = 0
@@ -215,12 +215,12 @@ def record_actions(pub, st, cfg, actions):
             _refuse(pub, st, b, p)
         else:
             pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
-        last = (pub.count[b] - 1) & (RING - 1)
+        last = (pub.pushed[b] - 1) & (RING - 1)
         if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
             pub.ring[b, last, 2] += count  # the seat's run of draws goes on
         else:
             _push(pub, b, p, code, count)
-        pub.last_own[b, p] = pub.count[b] - 1
+        pub.last_own[b, p] = pub.pushed[b] - 1
         pub.first[b, p, 0] = p
         pub.first[b, p, 1] = code
         pub.first[b, p, 2] = count
