@@ -141,8 +141,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="checkpoint-wrong-layout-version",
         file="train/checkpoint.py",
-        old='"layout_version": LAYOUT_VERSION,',
-        new='"layout_version": LAYOUT_VERSION + 1,',
+        old='"layout_version": meta["layout_version"],',
+        new='"layout_version": meta["layout_version"] + 1,',
         test="tests/train/test_train.py::test_smoke_run_writes_everything",
         why="checkpoints record an observation layout version other than the env's",
     ),
