@@ -62,9 +62,9 @@ fuzz: $(STAMP)
 mutants: $(STAMP)
 	$(PY) scripts/mutants.py $(ARGS)
 
-# The mutants whose tests are in tests_rllib run in .venv-rllib (ARGS="--only NAME").
+# The mutants whose tests are in tests_rllib run in .venv-rllib.
 mutants-rllib: $(RLLIB_STAMP)
-	$(RLLIB_VENV)/bin/python scripts/mutants.py $(ARGS)
+	$(RLLIB_VENV)/bin/python scripts/mutants.py --suite tests_rllib $(ARGS)
 
 clean:
 	rm -rf $(VENV)

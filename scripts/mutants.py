@@ -58,7 +58,7 @@ class Mutant:
 
 
 MUTANTS: list[Mutant] = [
-    # ---- H1: tests that can fail (issue 21, test side) ----
+    # ---- tests that can fail (issue 21, test side) ----
     Mutant(
         name="ci-skip-allowed",
         file="tests/ci_skips.py",
@@ -281,7 +281,7 @@ MUTANTS: list[Mutant] = [
         test="tests/pis_env/test_wrappers.py::test_maskable_ppo_smoke_run",
         why="the single-agent view hands MaskablePPO a mask with every action legal",
     ),
-    # ---- H2: one way to do each thing (issue 21, code side) ----
+    # ---- one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",
         file="agents/weights_file.py",
@@ -327,7 +327,7 @@ MUTANTS: list[Mutant] = [
               "and_exit_2[train.export:nowhere.zip]"),
         why="an entry point prints its own error format (error: ...) instead of argparse's",
     ),
-    # ---- H3: the browser table (issue 21 items in its tests; issue 23) ----
+    # ---- the browser table (issue 21 items in its tests; issue 23) ----
     Mutant(
         name="web-offers-an-illegal-pass",
         file="agents/web/tables.py",
@@ -406,7 +406,7 @@ MUTANTS: list[Mutant] = [
               "test_a_10000_move_replay_keeps_a_snapshot_every_k_frames_and_its_positions"),
         why="a frame rebuilt from its snapshot misses a move",
     ),
-    # ---- H6: the gymnasium VectorEnv over the batched engine (issue 20) ----
+    # ---- the gymnasium VectorEnv over the batched engine (issue 20) ----
     Mutant(
         name="vector-env-no-terminal-obs",
         file="train/vector_env.py",
@@ -522,7 +522,7 @@ MUTANTS: list[Mutant] = [
              "test_a_file_in_the_working_directory_wins_and_unknown_names_stay_as_given",
         why="a shipped file shadows the user's file of the same relative path",
     ),
-    # ---- H6: RLlib on the vector env (issue 20); these run in .venv-rllib:
+    # ---- RLlib on the vector env (issue 20); these run in .venv-rllib:
     # make mutants-rllib ARGS="--only NAME" ----
     Mutant(
         name="rllib-resume-any-env",
@@ -770,6 +770,17 @@ def run_tests(copy: Path, nodes: tuple[str, ...], timeout: float) -> tuple[str, 
     return f"error: pytest exit {proc.returncode} {reason}".rstrip(), tail
 
 
+SUITES = ("tests", "tests_rllib")
+
+
+def suite_of(mutant: Mutant) -> str:
+    """The test folder of a mutant's tests: tests_rllib runs in its own virtualenv."""
+    suites = {node.split("/", 1)[0] for node in mutant.tests}
+    if len(suites) != 1 or not suites <= set(SUITES):
+        raise ValueError(f"{mutant.name}: its tests must all be in one of {SUITES}")
+    return suites.pop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -779,6 +790,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only check that every entry applies to the working tree")
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip running the tests on the unmutated tree first")
+    parser.add_argument("--suite", choices=SUITES, default="tests",
+                        help="run the mutants whose tests are in this folder (default tests; "
+                        "tests_rllib needs .venv-rllib); --only picks from every suite")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per test run before the mutant counts as killed "
                         "(default 600)")
@@ -790,7 +804,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in args.only if n not in names]
     if unknown:
         parser.error(f"unknown mutant(s): {', '.join(unknown)} (see --list)")
-    selected = [m for m in MUTANTS if not args.only or m.name in args.only]
+    if args.only:
+        selected = [m for m in MUTANTS if m.name in args.only]
+    else:
+        selected = [m for m in MUTANTS if suite_of(m) == args.suite]
 
     if args.list:
         for m in selected:

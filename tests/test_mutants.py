@@ -26,6 +26,8 @@ def _load_mutants():
 def test_every_mutant_applies_to_the_tree():
     mutants = _load_mutants()
     assert mutants.check_entries(mutants.MUTANTS) == []
+    suites = {mutants.suite_of(m) for m in mutants.MUTANTS}  # one suite each: make mutants*
+    assert suites == set(mutants.SUITES)
 
 
 def test_a_stale_entry_is_reported(tmp_path):
