@@ -266,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m agents.play",
                                 description="Play Pis Yedili against bots in the terminal.")
     p.add_argument("--opponents", default="heuristic",
-                   help="comma-separated bots (random, greedy, heuristic, mc, ppo:PATH)")
+                   help="comma-separated bots (random, greedy, heuristic, held_out, mc, "
+                   "search, ppo:PATH)")
     p.add_argument("--deals", type=int, default=4, help="deals in the match (default 4)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: random)")
     p.add_argument("--rules", default=None, help="rules YAML file (configs/rules/*.yaml)")

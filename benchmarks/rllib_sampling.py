@@ -9,8 +9,9 @@ algorithm with two remote env runners (one torch thread each); its runners sampl
 runner" figure), then both at once ("2 runners": per runner and in all). Timing starts
 after a warm-up sample (numba compilation, torch's first passes).
 
-* ``aec``: today's ``train/rllib_ppo.py`` env, ``pis_env.env`` through RLlib's
-  ``PettingZooEnv`` (``num_envs_per_env_runner=16``, the configured bots as RLModules).
+* ``aec``: ``train/rllib_ppo.py env=aec`` (the path before the vector env),
+  ``pis_env.env`` through RLlib's ``PettingZooEnv`` (``num_envs_per_env_runner=16``, the
+  configured bots as RLModules).
   RLlib counts an env step for every seat's move there, so its learner decisions are
   printed too.
 * ``vector``: ``train.vector_env.PisYediliVectorEnv`` through

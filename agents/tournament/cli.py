@@ -24,9 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m agents.tournament",
         description="Duplicate-deal tournament between Pis Yedili bots.",
-        epilog="Agent specs: a registered name (random, greedy, heuristic, mc, ppo:PATH), or "
-        "module:Class; append ?key=value&... for keyword arguments. Two tournaments on the "
-        "same deals, paired: python -m agents.tournament compare A/deals.csv B/deals.csv.",
+        epilog="Agent specs: a registered name (random, greedy, heuristic, held_out, mc, search, "
+        "ppo:PATH), or module:Class; append ?key=value&... for keyword arguments. Two "
+        "tournaments on the same deals, paired: "
+        "python -m agents.tournament compare A/deals.csv B/deals.csv.",
     )
     p.add_argument("--agents", default="", help="comma-separated agent specs")
     p.add_argument("--players", type=int, default=None,

@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="players at the table, you included (default: the rules', else 2)")
     p.add_argument("--bots", default="heuristic",
                    help="bots in the other seats: one spec for all, or one per seat "
-                        "(random, greedy, heuristic, mc, ppo:PATH)")
+                        "(random, greedy, heuristic, held_out, mc, search, ppo:PATH)")
     p.add_argument("--allow", default="",
                    help="more bot specs a new game may choose from the page")
     p.add_argument("--deals", type=int, default=None, help="deals in a match (default 1)")
