@@ -218,7 +218,7 @@ class DealTracker:
                 self.nominated[k, new["active_suit"]] = 1.0
                 self.nominated_at[k] = self.drawn[k]
         faced = self._faced(prev, action) if action is not None else None
-        if faced is not None:
+        if action is not None and faced is not None:
             self._refusals(prev, action, faced, deltas, bool(new_cards), drawn_before)
 
     def _refusals(self, prev: Mapping, action: int, faced: tuple, deltas: list[int],

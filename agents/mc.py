@@ -110,7 +110,8 @@ class BeliefTracker:
         self.reset()
 
     def reset(self) -> None:
-        self._prev = None  # (position, particles, hand, action)
+        #: (position, particles, hand, action) of the decision just made
+        self._prev: tuple[ObservedPosition, list, int, int] | None = None
         self.own_drew_on = 0
         self.survived = 0
 

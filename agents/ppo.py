@@ -268,7 +268,7 @@ class NumpyPolicy:
         self.layers = layers
         norm = meta.get("obs_norm")
         if norm:
-            self.norm_mean = np.asarray(norm["mean"], dtype=np.float32)
+            self.norm_mean: np.ndarray | None = np.asarray(norm["mean"], dtype=np.float32)
             self.norm_scale = 1.0 / np.sqrt(np.asarray(norm["var"], dtype=np.float32)
                                             + float(norm.get("epsilon", 1e-8)))
             self.norm_clip = float(norm.get("clip", 10.0))

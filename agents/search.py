@@ -256,7 +256,7 @@ class SearchAgent(Agent):
 
     def belief(self, decoded: Mapping) -> np.ndarray:
         """The probabilities [n-1, 52] the determinizations are dealt from."""
-        if self.determinize == "belief":
+        if self.model is not None:  # determinize == "belief"
             return self.model(decoded, self.tracker)
         if self.determinize == "hints":
             return hint_belief(decoded, weight=DEFAULT_VOID_WEIGHT)

@@ -167,11 +167,10 @@ class ActionLog(Sequence):
         return self._pairs()[index]
 
     def __eq__(self, other):
+        # (a class that defines __eq__ and no __hash__ is unhashable, like a list)
         if isinstance(other, (ActionLog, list, tuple)):
             return self._pairs() == list(other)
         return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # unhashable, like a list
 
     def __repr__(self) -> str:
         return f"ActionLog({self._pairs()!r})"

@@ -522,6 +522,22 @@ MUTANTS: list[Mutant] = [
              "test_a_file_in_the_working_directory_wins_and_unknown_names_stay_as_given",
         why="a shipped file shadows the user's file of the same relative path",
     ),
+    Mutant(
+        name="env-typed-as-plain-aecenv",
+        file="pis_env/env.py",
+        old="def env(**kwargs: Any) -> OrderEnforcingWrapper:\n",
+        new="def env(**kwargs: Any) -> AECEnv:\n",
+        test="tests/test_types.py::test_mypy_passes_and_typed_user_code_checks",
+        why="env() is annotated as a plain AECEnv: env.unwrapped.game is an error in user code",
+    ),
+    Mutant(
+        name="pis-env-type-error",
+        file="pis_env/shipped.py",
+        old="    return shipped if shipped is not None else given\n",
+        new="    return str(shipped) if shipped is not None else given\n",
+        test="tests/test_types.py::test_mypy_passes_and_typed_user_code_checks",
+        why="resolve returns a str where it promises a Path",
+    ),
     # ---- RLlib on the vector env (issue 20); these run in .venv-rllib:
     # make mutants-rllib ARGS="--only NAME" ----
     Mutant(

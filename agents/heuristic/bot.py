@@ -223,7 +223,7 @@ def choose(
             low = c_mask & -c_mask
             c_mask ^= low
             c = low.bit_length() - 1
-            score = CARD_POINTS[c] - _OPENING_WASTE.get(c % 13, 0)
+            score: float = CARD_POINTS[c] - _OPENING_WASTE.get(c % 13, 0)
             if score > best_score:
                 best, best_score = c, score
         return best
