@@ -13,10 +13,16 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
-from agents.greedy import GreedyAgent
 from pis_env.batched import kernels as K
 from pis_env.cards import points_of
 from pis_env.wrappers import SingleAgentEnv
+from tests.train.reference_games import (
+    lowest_legal,
+    pick,
+    reference_games,
+    stacked_deals,
+    step_reference,
+)
 from train.batched_vec_env import (
     AgentPolicy,
     BatchedVecEnv,
@@ -32,24 +38,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def pick(masks: np.ndarray, step: int) -> np.ndarray:
-    """A deterministic legal action per row that varies with the row and the step."""
-    out = np.empty(len(masks), dtype=np.int64)
-    for i, m in enumerate(masks):
-        legal = np.flatnonzero(m)
-        out[i] = legal[(7 * step + 3 * i) % legal.size]
-    return out
-
-
-def lowest_legal(obs, masks):
-    return np.asarray(masks).argmax(axis=1)
-
-
-class LowestAgent:
-    def act(self, observation):
-        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 # ---------------------------------------------------------------------- VecEnv API
@@ -114,12 +102,8 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
     with the same (deterministic) opponents and learner actions: observations, masks,
     rewards, dones, terminal observations and end-of-episode infos agree (with
     ``privileged``, also the hidden-card features of ``train.league``)."""
-    n = options.get("num_players", 2)
     deals = options.get("num_deals", 1)
-    rng = np.random.default_rng(seed)
-    decks = np.stack([np.stack([rng.permutation(52) for _ in range(deals)])
-                      for _ in range(num_envs)])
-    dealers = rng.integers(n, size=num_envs)
+    decks, dealers = stacked_deals(num_envs, seed, options.get("num_players", 2), deals)
     seat = 1
     env = BatchedVecEnv(num_envs, opponent="greedy", opponent_mix=mix, learner_seat=seat,
                         features=features, skip_forced=skip_forced, privileged=privileged,
@@ -136,22 +120,11 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
             parts.append(privileged_features(ref.aec.game, seat))
         return np.concatenate(parts)
 
-    refs, active = [], np.ones(num_envs, dtype=bool)
-    for b in range(num_envs):
-        # seats clockwise from the learner's left, as the mix drew them for this game
-        opps = [GreedyAgent(n, deals) if kinds[b, (seat + k) % n] == 1 else LowestAgent()
-                for k in range(1, n)]
-        ref = SingleAgentEnv(opponents=opps, learner_seat=seat, **options)
-        o, _ = ref.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
-        r, term = 0.0, False
-        while skip_forced and not term and ref.action_masks().sum() == 1:
-            o, rr, term, _, _ = ref.step(int(np.flatnonzero(ref.action_masks())[0]))
-            r += rr
-        refs.append([ref, r])
-        if term:  # the batched env replaced this match: nothing to compare
-            active[b] = False
-            continue
-        np.testing.assert_array_equal(obs[b], view(o, ref.action_masks(), ref))
+    refs, first_obs, active = reference_games(kinds, decks, dealers, seat=seat,
+                                              skip_forced=skip_forced, **options)
+    for b in np.flatnonzero(active):
+        ref = refs[b][0]
+        np.testing.assert_array_equal(obs[b], view(first_obs[b], ref.action_masks(), ref))
     episodes, t = 0, 0
     while active.any():
         masks = env.action_masks()
@@ -161,10 +134,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
         for b in np.flatnonzero(active):
             ref, carry = refs[b]
             np.testing.assert_array_equal(masks[b], ref.action_masks())
-            o, r, term, trunc, info = ref.step(int(actions[b]))
-            while skip_forced and not (term or trunc) and ref.action_masks().sum() == 1:
-                o, rr, term, trunc, info = ref.step(int(np.flatnonzero(ref.action_masks())[0]))
-                r += rr
+            o, r, term, trunc, info = step_reference(ref, actions[b], skip_forced)
             refs[b][1] = 0.0
             assert rewards[b] == np.float32(carry + r), f"game {b} step {t}: reward"
             assert dones[b] == (term or trunc), f"game {b} step {t}: done"

@@ -18,27 +18,14 @@ import pis_env  # noqa: F401  (registers PisYedili-v0)
 from agents.greedy import GreedyAgent
 from pis_env.cards import points_of
 from pis_env.wrappers import SingleAgentEnv
+from tests.train.reference_games import (
+    lowest_legal,
+    pick,
+    reference_games,
+    stacked_deals,
+    step_reference,
+)
 from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
-
-
-def pick(masks: np.ndarray, step: int) -> np.ndarray:
-    """A deterministic legal action per row that varies with the row and the step (0 for
-    a row with no legal action: a game showing its terminal observation)."""
-    out = np.zeros(len(masks), dtype=np.int64)
-    for i, m in enumerate(masks):
-        legal = np.flatnonzero(m)
-        if legal.size:
-            out[i] = legal[(7 * step + 3 * i) % legal.size]
-    return out
-
-
-def lowest_legal(obs, masks):
-    return np.asarray(masks).argmax(axis=1)
-
-
-class LowestAgent:
-    def act(self, observation):
-        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 # ---------------------------------------------------------------------- reference env
@@ -50,12 +37,8 @@ def run_reference_differential(num_envs: int, seed: int, *, observation="flat", 
     step after a match's end is gymnasium's next-step reset (reward 0, the action ignored,
     the new match's first decision). Returns the matches compared and how many of them
     were truncated."""
-    n = options.get("num_players", 2)
     deals = options.get("num_deals", 1)
-    rng = np.random.default_rng(seed)
-    decks = np.stack([np.stack([rng.permutation(52) for _ in range(deals)])
-                      for _ in range(num_envs)])
-    dealers = rng.integers(n, size=num_envs)
+    decks, dealers = stacked_deals(num_envs, seed, options.get("num_players", 2), deals)
     seat = 1
     env = PisYediliVectorEnv(num_envs, mix if mix else "greedy", learner_seat=seat,
                              observation=observation, skip_forced=skip_forced, seed=seed,
@@ -72,22 +55,10 @@ def run_reference_differential(num_envs: int, seed: int, *, observation="flat", 
         if observation == "dict":
             np.testing.assert_array_equal(o[MASK_KEY][b], np.asarray(ref_mask, np.float32))
 
-    refs, active = [], np.ones(num_envs, dtype=bool)
-    for b in range(num_envs):
-        # seats clockwise from the learner's left, as the mix drew them for this game
-        opps = [GreedyAgent(n, deals) if kinds[b, (seat + k) % n] == 1 else LowestAgent()
-                for k in range(1, n)]
-        ref = SingleAgentEnv(opponents=opps, learner_seat=seat, **options)
-        o, _ = ref.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
-        r, term = 0.0, False
-        while skip_forced and not term and ref.action_masks().sum() == 1:
-            o, rr, term, _, _ = ref.step(int(np.flatnonzero(ref.action_masks())[0]))
-            r += rr
-        refs.append([ref, r])
-        if term:  # the batched env replaced this match: nothing to compare
-            active[b] = False
-            continue
-        check_obs(obs, b, o, ref.action_masks())
+    refs, first_obs, active = reference_games(kinds, decks, dealers, seat=seat,
+                                              skip_forced=skip_forced, **options)
+    for b in np.flatnonzero(active):
+        check_obs(obs, b, first_obs[b], refs[b][0].action_masks())
     episodes, truncated, t = 0, 0, 0
     waiting_reset = np.zeros(num_envs, dtype=bool)
     while active.any() or waiting_reset.any():
@@ -103,10 +74,7 @@ def run_reference_differential(num_envs: int, seed: int, *, observation="flat", 
         for b in np.flatnonzero(active):
             ref, carry = refs[b]
             np.testing.assert_array_equal(masks[b], ref.action_masks())
-            o, r, term, trunc, info = ref.step(int(actions[b]))
-            while skip_forced and not (term or trunc) and ref.action_masks().sum() == 1:
-                o, rr, term, trunc, info = ref.step(int(np.flatnonzero(ref.action_masks())[0]))
-                r += rr
+            o, r, term, trunc, info = step_reference(ref, actions[b], skip_forced)
             refs[b][1] = 0.0
             assert rewards[b] == np.float32(carry + r), f"game {b} step {t}: reward"
             assert terms[b] == term and truncs[b] == trunc, f"game {b} step {t}: end"
