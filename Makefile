@@ -34,9 +34,10 @@ test-rllib: $(RLLIB_STAMP)
 train: $(STAMP)
 	$(PY) train/ppo.py $(ARGS)
 
+# The suite runs on every core (pytest-xdist, -n auto); ARGS="-n0 tests/FILE.py" for one file.
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n auto $(ARGS)
 
 # The benchmarks (benchmarks/, not installed); the bench extra adds the OpenSpiel peer.
 bench: $(STAMP)
