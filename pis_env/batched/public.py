@@ -256,3 +256,119 @@ def observe_public(pub, st, cfg, games, seats, obs, size_tab):
         b = games[i]
         seat = seats[i]
         write_public(pub, st, cfg, b, st[b, K.CUR] if seat < 0 else seat, obs[i], size_tab)
+
+
+@njit(cache=True)
+def record_one(pub, st, cfg, b, a):
+    """``record_actions`` for one game ``b`` and its action ``a >= 0`` (before it is
+    applied), for :func:`env_advance`."""
+    p = st[b, K.CUR]
+    pub.actor[b] = p
+    if a >= K.NUM_ACTIONS or not (st[b, K.LEGAL] >> a) & 1:
+        return
+    code = a
+    count = np.int64(0)
+    if a < K.NUM_CARDS:
+        pub.summary[b, S_SINCE, p] = 0
+        pub.summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
+        pub.summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
+    elif a == K.DRAW:
+        pend = st[b, K.PEND]
+        if st[b, K.PHASE] == K.PLAY and pend > 0:
+            code = PENALTY
+            want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
+            pub.summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
+        else:
+            want = np.int64(1)
+            _refuse(pub, st, b, p)
+        count = _taken(st, cfg, b, want)
+        pub.summary[b, S_DRAWN, p] += count
+        pub.summary[b, S_SINCE, p] += count
+    elif a == K.PASS:
+        _refuse(pub, st, b, p)
+    else:
+        pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
+    last = (pub.pushed[b] - 1) & (RING - 1)
+    if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
+        pub.ring[b, last, 2] += count  # the seat's run of draws goes on
+    else:
+        _push(pub, b, p, code, count)
+    pub.last_own[b, p] = pub.pushed[b] - 1
+    pub.first[b, p, 0] = p
+    pub.first[b, p, 1] = code
+    pub.first[b, p, 2] = count
+
+
+@njit(cache=True)
+def env_advance(g, out, env, actions, pub):
+    """``kernels.env_advance`` (``BatchedEnv``'s loop) keeping the layout-1 record ``pub``:
+    every action applied is recorded first, every deal and match that begins starts its
+    record, and every observation written (the learner's, a finished match's final
+    position) gets its layout-1 tail."""
+    st, stock, decks, rng, cfg, size_tab = g
+    out_reason, done, out_charges, out_winners, out_rewards, obs, masks = out
+    (learner, kinds, opp_rng, seat_rng, reward, carry, wait, decisions, term_obs,
+     term_totals, term_kinds, term_st, term_stock, cum, table, per_game, mix_rng,
+     skip_forced) = env
+    n = cfg[K.C_N]
+    mix = cum.shape[0] > 0
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if a == -2:
+            continue
+        forced = False
+        while True:
+            if a >= 0:
+                if st[b, K.CUR] == learner[b, K.L_SEAT] and not forced:
+                    learner[b, K.L_FRESH] = 0
+                decisions[b] += 1
+                record_one(pub, st, cfg, b, a)
+                K.apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
+                if st[b, K.OVER]:
+                    r = out_rewards[b, learner[b, K.L_SEAT]]
+                    if learner[b, K.L_FRESH]:
+                        carry[b] += r
+                    else:
+                        out_reason[b] = st[b, K.REASON]
+                        reward[b] += r
+                    if st[b, K.MOVER]:
+                        if not learner[b, K.L_FRESH]:
+                            done[b] = 1
+                            K.write_obs(st, cfg, b, learner[b, K.L_SEAT], term_obs[b], size_tab)
+                            write_public(pub, st, cfg, b, learner[b, K.L_SEAT], term_obs[b],
+                                         size_tab)
+                            for i in range(n):
+                                term_totals[b, i] = st[b, K.TOTAL + i]
+                                term_kinds[b, i] = kinds[b, i]
+                            term_st[b, :] = st[b, :]
+                            term_stock[b, :] = stock[b, :]
+                        carry[b] = 0.0
+                        st[b, K.NSTACK] = 0
+                        K.new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
+                        new_match_record(pub, st, b)
+                        if learner[b, K.L_REDRAW]:
+                            learner[b, K.L_SEAT] = K.rand_below(seat_rng, b, n)
+                        learner[b, K.L_FRESH] = 1
+                        if mix:
+                            K.draw_opponents(kinds, b, n, cum, table, per_game, mix_rng)
+                    else:
+                        K.start_deal(st, stock, decks, rng, cfg, b, (st[b, K.DEALER] + 1) % n)
+                        new_deal(pub, st, b)
+            cur = st[b, K.CUR]
+            if cur == learner[b, K.L_SEAT]:
+                legal = st[b, K.LEGAL]
+                if skip_forced and legal & (legal - 1) == 0:
+                    a = K.lowbit_index(legal)
+                    forced = True
+                    continue
+                wait[b] = 0
+                K.write_obs(st, cfg, b, cur, obs[b], size_tab)
+                write_public(pub, st, cfg, b, cur, obs[b], size_tab)
+                K.write_mask(legal, masks[b])
+                break
+            forced = False
+            kind = kinds[b, cur]
+            if kind >= K.EXTERNAL:
+                wait[b] = kind
+                break
+            a = K.random_action(st[b, K.LEGAL], opp_rng, b)
