@@ -481,15 +481,6 @@ MUTANTS: list[Mutant] = [
         why="without numba, make_vec of the plain single-agent view fails",
     ),
     Mutant(
-        name="vector-entry-v1-layout-0",
-        file="train/vector_entry.py",
-        old="    return PisYediliVectorEnv(num_envs, layout_version=layout_version, **kwargs)",
-        new="    return PisYediliVectorEnv(num_envs, layout_version=0, **kwargs)",
-        test=("tests/train/test_vector_env.py::"
-              "test_make_vec_of_v1_returns_it_with_the_v1_observation_space"),
-        why="make_vec of PisYedili-v1 steps the engine at the v0 layout",
-    ),
-    Mutant(
         name="vector-ppo-mask-ignored",
         file="train/vector_env.py",
         old="        return self._masks.copy()",

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..rules import Rules
 from . import kernels as K
-from . import public as P
 from .core import BatchedGame
 
 #: An external opponent: ``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]``,
@@ -234,10 +233,7 @@ class BatchedEnv:
             self.mix_per_game, self.mix_rng, self.skip_forced)
         pending: np.ndarray | None = actions
         while pending is not None:  # until no game waits on a Python-side opponent
-            if game.public is None:
-                K.env_advance(game.batch, out, seats, pending)
-            else:  # layout 1: the same loop keeping the public record
-                P.env_advance(game.batch, out, seats, pending, game.public)
+            K.env_advance(game.batch, out, seats, pending)
             pending = self._external_actions()
 
     def _external_actions(self) -> np.ndarray | None:
