@@ -208,6 +208,37 @@ def load_figures(args) -> None:
                   f"{1000 * percentile(lat, 99):8.1f}")
 
 
+def long_history(actions: int, seed: int = 0) -> str:
+    """A one-deal reshuffling history cut off after exactly ``actions`` moves: players
+    keep 5 to 9 cards (playing when they hold many, drawing or passing otherwise), so
+    nobody goes out and the stock is reshuffled again and again."""
+    import numpy as np
+
+    from pis_env import raw_env
+
+    env = raw_env(empty_stock="reshuffle", max_turns=actions)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    while not env.game.deal_over:
+        game = env.game
+        legal = game.legal_actions()
+        cards = [a for a in legal if a < 52]
+        other = [a for a in legal if a >= 52]
+        size = game.hands[game.current].bit_count()
+        if cards and (size > 8 or not other):
+            action = cards[rng.integers(len(cards))]
+        elif 57 in other and size > 4:
+            action = 57
+        elif 56 in other:
+            action = 56
+        else:
+            action = other[rng.integers(len(other))] if other else cards[0]
+        env.step(action)
+    if env.game.end_reason != "truncated":
+        raise RuntimeError(f"the long history ended early: {env.game.end_reason}")
+    return env.export_history()
+
+
 def _replay_rss_child(moves: int) -> None:
     """In a fresh process: load one ``moves``-long history through the app; print the
     resident-set growth in MiB and the seconds it took."""
@@ -215,24 +246,8 @@ def _replay_rss_child(moves: int) -> None:
     from fastapi.testclient import TestClient
 
     from agents.web.server import app_from_args, build_parser
-    from pis_env import raw_env
 
-    env = raw_env(empty_stock="reshuffle", max_turns=moves)
-    env.reset(seed=0)
-    rng = random.Random(0)
-    while not env.game.deal_over:  # players keep 5..9 cards: nobody goes out
-        game = env.game
-        legal = game.legal_actions()
-        cards = [a for a in legal if a < 52]
-        other = [a for a in legal if a >= 52]
-        size = game.hands[game.current].bit_count()
-        if cards and (size > 8 or not other):
-            env.step(rng.choice(cards))
-        elif 57 in other and size > 4:
-            env.step(57)
-        else:
-            env.step(56 if 56 in other else rng.choice(other))
-    text = env.export_history()
+    text = long_history(moves)
     app = app_from_args(build_parser().parse_args(["--bot-workers", "0",
                                                    "--max-body-bytes", "20000000"]))
     api = TestClient(app, base_url="http://127.0.0.1:8000")

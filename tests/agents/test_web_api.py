@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from agents.web.replay import MAX_REPLAY_ACTIONS, SNAPSHOT_EVERY
 from agents.web.server import app_from_args, build_parser, main
 from agents.web.tables import GAME_BYTES
+from benchmarks.web_load import long_history
 from pis_env import card_name, raw_env
 from pis_env.engine import GameState
 from pis_env.rules import MAX_MAX_TURNS, MAX_NUM_DEALS, Rules
@@ -705,32 +706,6 @@ def test_one_error_shape_for_every_status():
 
 
 # ---------------------------------------------------------------------- limits
-def long_history(actions: int, seed: int = 0) -> str:
-    """A one-deal reshuffling history cut off after exactly ``actions`` moves: players
-    keep 5 to 9 cards (playing when they hold many, drawing or passing otherwise), so
-    nobody goes out and the stock is reshuffled again and again."""
-    env = raw_env(empty_stock="reshuffle", max_turns=actions)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    while not env.game.deal_over:
-        game = env.game
-        legal = game.legal_actions()
-        cards = [a for a in legal if a < 52]
-        other = [a for a in legal if a >= 52]
-        size = game.hands[game.current].bit_count()
-        if cards and (size > 8 or not other):
-            action = cards[rng.integers(len(cards))]
-        elif 57 in other and size > 4:
-            action = 57
-        elif 56 in other:
-            action = 56
-        else:
-            action = other[rng.integers(len(other))] if other else cards[0]
-        env.step(action)
-    assert game.end_reason == "truncated"
-    return env.export_history()
-
-
 def test_a_10000_move_replay_keeps_a_snapshot_every_k_frames_and_its_positions():
     text = long_history(10_000)
     api = client()
