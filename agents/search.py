@@ -9,6 +9,10 @@ than one legal action the bot
    moves, and remembers its own actions) and asks the belief for the chance that each
    opponent holds each unseen card (``determinize="belief"``; ``"hints"``: the
    ``drew_on_suit`` hints with ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
+   ``"particles"``: the determinizations are the worlds of a particle filter over the
+   deal's hidden history, weighed by an opponent model's probability of every move the
+   opponents made (``agents.inference.ParticleBelief``; exact public events at
+   ``pis_yedili_v1`` tables, worlds only kept consistent at v0 ones);
 2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
    size, only unseen cards, never a card an opponent is known not to hold (a hard fact,
    so in every mode), the stock in random order;
@@ -46,12 +50,13 @@ from pis_env.rules import Rules
 from .base import Agent
 from .belief import DealTracker, hint_belief, load_model, sample_hidden_batch, uniform_belief
 from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
+from .inference.particles import ParticleBelief, position_row
 from .mc import DEFAULT_HORIZON, choose_action
 from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 
 #: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
-MODES = ("belief", "hints", "uniform")
+MODES = ("belief", "hints", "uniform", "particles")
 #: Who plays the moves of a rollout after the searched action (``rollout_policy``).
 ROLLOUT_POLICIES = ("heuristic", "network", "mixed")
 
@@ -166,11 +171,13 @@ class SearchAgent(Agent):
     """Belief-guided determinized search; see the module docstring.
 
     ``rollouts``: rollouts per decision (at least one per legal action);
-    ``determinize``: ``"belief"`` (default), ``"hints"`` or ``"uniform"``;
-    ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``: another belief
-    model file; ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md
-    variant options as keywords: the table's variant; ``horizon``: rollout cap in decisions
-    (default none, 400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
+    ``determinize``: ``"belief"`` (default), ``"hints"``, ``"uniform"`` or
+    ``"particles"``; ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``:
+    another belief model file; ``particles`` / ``opponent_model`` / ``moves``: the
+    particle filter of ``determinize="particles"`` (``agents.inference.ParticleBelief``);
+    ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md variant options
+    as keywords: the table's variant; ``horizon``: rollout cap in decisions (default none,
+    400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
     ``"heuristic"`` (default: every seat), ``"network"`` (every seat plays the PPO policy
     file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal
     actions) or ``"mixed"`` (the searching seat the network, the others the heuristic);
@@ -184,6 +191,7 @@ class SearchAgent(Agent):
                  belief_path: str | None = None, params: Params | None = None,
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
+                 particles: int | None = None, opponent_model=None, moves: int | None = None,
                  **options):
         super().__init__(num_players, num_deals, seed)
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
@@ -207,7 +215,18 @@ class SearchAgent(Agent):
         self._search_rules = self.rules.replace(num_deals=1, max_turns=horizon,
                                                 illegal_action="raise", reward="points")
         self.model = load_model(num_players, belief_path) if determinize == "belief" else None
-        self.tracker = DealTracker(num_players, self.rules.empty_stock == "reshuffle")
+        self.filter: ParticleBelief | None = None
+        filter_options = {k: v for k, v in (("particles", particles), ("moves", moves),
+                                            ("opponent_model", opponent_model))
+                          if v is not None}
+        if determinize == "particles":
+            self.filter = ParticleBelief(num_players, self.rules, seed=seed, **filter_options)
+            self.tracker = self.filter.tracker
+        else:
+            if filter_options:
+                raise ValueError(f"{', '.join(filter_options)}: options of "
+                                 "determinize='particles'")
+            self.tracker = DealTracker(num_players, self.rules.empty_stock == "reshuffle")
         self.rollout_policy = rollout_policy
         self.rollout_path = rollout_path
         self._network = None
@@ -221,7 +240,10 @@ class SearchAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         """Forget the deal (a new deal is also detected) and, with ``seed``, reseed."""
         super().reset(seed)
-        self.tracker.reset()
+        if self.filter is not None:
+            self.filter.reset(seed)
+        else:
+            self.tracker.reset()
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, rollouts={self.rollouts}, "
@@ -243,7 +265,10 @@ class SearchAgent(Agent):
         if not legal:
             raise ValueError("no legal action in this observation: it is not this agent's turn")
         decoded = self.decode(observation)
-        self.tracker.observe(decoded)
+        if self.filter is not None:
+            self.filter.observe(decoded)
+        else:
+            self.tracker.observe(decoded)
         self.last_rollouts = 0
         self.last_values = {}
         if legal & (legal - 1) == 0:
@@ -252,12 +277,17 @@ class SearchAgent(Agent):
 
     def played(self, action: int) -> None:
         """The action the seat took at the observation last given to ``advise``."""
-        self.tracker.record(action)
+        if self.filter is not None:
+            self.filter.record(action)
+        else:
+            self.tracker.record(action)
 
     def belief(self, decoded: Mapping) -> np.ndarray:
         """The probabilities [n-1, 52] the determinizations are dealt from."""
         if self.model is not None:  # determinize == "belief"
             return self.model(decoded, self.tracker)
+        if self.filter is not None:
+            return self.filter.belief(decoded)
         if self.determinize == "hints":
             return hint_belief(decoded, weight=DEFAULT_VOID_WEIGHT)
         return uniform_belief(decoded)
@@ -270,9 +300,12 @@ class SearchAgent(Agent):
         unseen = np.zeros(NUM_CARDS, dtype=bool)
         unseen[position.unseen] = True
         sizes = decoded["hand_sizes"]
-        belief = self.belief(decoded)
-        forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
-        hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, count, forbidden)
+        if self.filter is not None:
+            hands, stocks = self.filter.sample(count, rng)
+        else:
+            belief = self.belief(decoded)
+            forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
+            hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, count, forbidden)
         seeds = rng.integers(1, 2**62, size=count)
         if self._engine is None:
             self._engine = BatchedRollouts(
@@ -291,26 +324,7 @@ class SearchAgent(Agent):
 
     def _template(self, position: ObservedPosition) -> np.ndarray:
         """The batched engine's state row of the observed position (seat 0 to move)."""
-        from pis_env.batched import kernels as K
-
-        t = position._template
-        n = self.num_players
-        row = np.zeros(K.NF, dtype=np.int64)
-        row[K.CUR] = 0
-        row[K.PHASE] = t.phase
-        row[K.TOP] = t.top
-        row[K.SUIT] = t.active_suit
-        row[K.PEND] = t.pending_sevens
-        row[K.DRAWN] = int(t.has_drawn)
-        row[K.DIR] = t.direction
-        row[K.DEALER] = n - 1
-        row[K.OPENED] = t.opened
-        row[K.PILE] = position.discard
-        row[K.LEGAL] = t.legal_mask()
-        row[K.HAND] = position.hand
-        drew = [self.tracker.own_drew_on] + position.void_hints[1:]
-        row[K.DREW:K.DREW + n] = drew
-        return row
+        return position_row(position, self.tracker.own_drew_on)
 
 
 def rollout_network(path: str, num_players: int):

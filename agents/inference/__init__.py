@@ -1,0 +1,21 @@
+"""Policy-based inference: beliefs over the hidden cards that weigh whole hidden worlds
+by how likely an opponent model finds the moves the opponents actually made.
+
+* ``particles``: ``ParticleBelief``, the particle filter over the deal's hidden history.
+* ``opponent_models``: the pluggable models of the opponents' moves (heuristic, a
+  network's own probabilities, uniform, mixtures), evaluated in batch.
+* ``worlds``: the numba kernels that deal, step, repair and rename the worlds.
+"""
+
+from .opponent_models import (
+    DEFAULT_MODEL,
+    HeuristicModel,
+    MixtureModel,
+    NetworkModel,
+    UniformModel,
+    opponent_model,
+)
+from .particles import ParticleBelief
+
+__all__ = ["DEFAULT_MODEL", "HeuristicModel", "MixtureModel", "NetworkModel",
+           "ParticleBelief", "UniformModel", "opponent_model"]
