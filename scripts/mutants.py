@@ -605,6 +605,40 @@ MUTANTS: list[Mutant] = [
         why="env_runners.custom_resources does not reach RLlib: both runners on one node",
     ),
     Mutant(
+        name="rllib-pretrain-needs-sb3",
+        file="train/rllib_pretrain.py",
+        old="            import numba  # noqa: F401\n",
+        new=("            import numba  # noqa: F401\n"
+             "            import stable_baselines3  # noqa: F401\n"),
+        test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
+        why="without stable-baselines3 the warm start falls back to the slow AEC collector",
+    ),
+    Mutant(
+        name="rllib-pretrain-learns-nothing",
+        file="train/rllib_pretrain.py",
+        old='    stats = fit_module(module, data, int(p["epochs"]),',
+        new='    stats = fit_module(module, data, 0 * int(p["epochs"]),',
+        test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
+        why="the RLlib warm start collects the teacher's moves and fits nothing",
+    ),
+    Mutant(
+        name="rllib-extra-without-omegaconf",
+        file="pyproject.toml",
+        old=('    "omegaconf>=2.4",  # train.config, the config machinery of every training '
+             'entry point\n'),
+        new="",
+        test="tests_rllib/test_rllib_vector.py::test_the_rllib_extra_installs_what_the_run_imports",
+        why="pip install pis-yedili[rllib] alone cannot read a config (no omegaconf)",
+    ),
+    Mutant(
+        name="rllib-extra-without-numba",
+        file="pyproject.toml",
+        old='    "pis-yedili[agents,fast]",  # fast: numba, the batched vector env RLlib samples',
+        new='    "pis-yedili[agents]",  # fast: numba, the batched vector env RLlib samples',
+        test="tests_rllib/test_rllib_vector.py::test_the_rllib_extra_installs_what_the_run_imports",
+        why="pip install pis-yedili[rllib] alone cannot step the batched vector env (no numba)",
+    ),
+    Mutant(
         name="v1-window-without-own-action",
         file="pis_env/events.py",
         old="        return replay, merged(replay.events[start:])",

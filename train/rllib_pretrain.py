@@ -12,13 +12,15 @@ in the module) and the value head to the Monte Carlo return that followed (the r
 weights replace the learner's in the LearnerGroup and every EnvRunner before the first
 PPO iteration.
 
-Collection (``pretrain.collector``): ``batched`` steps the numba engine
-(``train.batched_vec_env.BatchedVecEnv``, with the heuristic's numba port as the teacher:
-300,000 decisions in a few seconds); its observation vectors are the very vectors
-``pis_env.env`` gives (the same ``ObservationEncoder``; ``tests_rllib`` checks a decoded
-position). It needs numba and stable-baselines3 (``make test-rllib`` layers
-``.venv-rllib`` on ``.venv``, which has them); ``aec`` plays ``pis_env.env`` with the
-Python bots (slower, no extra packages); ``auto`` takes ``batched`` when it imports.
+Collection (``pretrain.collector``): ``batched`` steps the numba engine through
+``train.learner_batch.LearnerBatch`` (the SB3-free core of both vector adapters, with the
+heuristic's numba port as the teacher: 300,000 decisions in a few seconds) and
+``train.pretrain.collect``, the collection loop of the SB3 warm start; its observation
+vectors are the very vectors ``pis_env.env`` gives (the same ``ObservationEncoder``;
+``tests_rllib`` checks a decoded position). It needs numba, which the ``rllib`` extra
+installs (through ``fast``), and neither stable-baselines3 nor sb3-contrib (tested in a
+process where they cannot be imported); ``aec`` plays ``pis_env.env`` with the Python bots
+(slower, no numba); ``auto`` takes ``batched`` when numba imports.
 """
 
 from __future__ import annotations
@@ -40,10 +42,40 @@ def _gamma(cfg: dict) -> float:
     return float(cfg["ppo"].get("gamma", 0.99))  # RLlib's default
 
 
+class CollectSource:
+    """``LearnerBatch`` as the VecEnv ``train.pretrain.collect`` steps: ``seed`` then
+    ``reset``, the masks through ``env_method("action_masks")``, ``step`` returning
+    ``(obs, rewards, dones, infos)``. Only what ``collect`` calls, so that the one collection
+    loop serves both warm starts without stable-baselines3 on this path."""
+
+    def __init__(self, core):
+        self.core = core
+        self.num_envs = core.num_envs
+        self._seed: int | None = None
+
+    def seed(self, seed: int | None = None) -> None:
+        self._seed = seed
+
+    def reset(self) -> np.ndarray:
+        seed, self._seed = self._seed, None
+        return self.core.reset(seed)
+
+    def env_method(self, name: str) -> list[np.ndarray]:
+        if name != "action_masks":
+            raise AttributeError(f"CollectSource answers env_method('action_masks') only, "
+                                 f"not {name!r}")
+        return list(self.core.action_masks())
+
+    def step(self, actions: np.ndarray):
+        out = self.core.step(actions)
+        return out.obs, out.rewards, out.dones, [{}] * self.num_envs
+
+
 def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
-    """The teacher's decisions on the numba engine (``train.pretrain.collect``)."""
+    """The teacher's decisions on the numba engine (``train.pretrain.collect`` over
+    ``train.learner_batch.LearnerBatch``)."""
     from pis_env.observation import Layout
-    from train.batched_vec_env import BatchedVecEnv
+    from train.learner_batch import LearnerBatch
     from train.pretrain import collect, make_teacher
     from train.rllib_config import bots_of
 
@@ -51,11 +83,12 @@ def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
     seed = _teacher_seed(cfg)
     # each game plays many deals: only finished ones have a return
     games = max(1, min(BATCHED_GAMES, int(p["decisions"]) // 200))
-    env = BatchedVecEnv(games, rules, opponent_mix=bots_of(cfg), mix_per="seat",
+    core = LearnerBatch(games, rules, opponent_mix=bots_of(cfg), mix_per="seat",
                         learner_seat="random", seed=seed)
     teacher = make_teacher(p["teacher"], rules, seed=seed)
     size = Layout.of(rules["num_players"], rules["num_deals"]).size
-    return collect(env, teacher, int(p["decisions"]), size, _gamma(cfg), seed=seed, log=log)
+    return collect(CollectSource(core), teacher, int(p["decisions"]), size, _gamma(cfg),
+                   seed=seed, log=log)
 
 
 def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
@@ -117,11 +150,10 @@ def collect_decisions(cfg: dict, log=print) -> tuple[dict[str, np.ndarray], str]
     if kind in ("auto", "batched"):
         try:
             import numba  # noqa: F401
-            import stable_baselines3  # noqa: F401
         except ImportError as e:
             if kind == "batched":
-                raise RuntimeError(f"pretrain.collector=batched needs numba and "
-                                   f"stable-baselines3 ({e}); use collector=aec") from e
+                raise RuntimeError(f"pretrain.collector=batched needs numba ({e}): install "
+                                   f"pis-yedili[rllib] (or [fast]), or use collector=aec") from e
         else:
             return collect_batched(cfg, log=log), "batched"
     return collect_aec(cfg, log=log), "aec"
