@@ -25,6 +25,14 @@ class TorchPolicy:
     or ``("obs", "mask")`` (``None``: whichever matches the first layer's width), then
     ``obs_norm`` (VecNormalize statistics ``{"mean", "var", "clip", "epsilon"}``) if given.
 
+    ``layout`` ``(num_players, num_deals, layout_version)`` is the observation layout the
+    network reads (a policy file's, set by :meth:`from_numpy_policy` and
+    :meth:`from_file`). Shown the rows of a *later* layout of that table (a v0 network
+    opponent at the v1 table of a v1 learner) it reads their first columns, which are its
+    own layout's observation (every later layout begins with the earlier ones unchanged);
+    rows of any other width are a ``ValueError`` naming both layouts. Without ``layout``
+    the rows are taken as they come.
+
     Build it with :meth:`from_sb3` (a snapshot of a live ``MaskablePPO`` or its policy),
     :meth:`from_state_dict` (SB3 ``MlpPolicy`` keys ``mlp_extractor.policy_net.*`` and
     ``action_net.*``), :meth:`from_numpy_policy` (``agents.ppo.NumpyPolicy``, e.g. the
@@ -36,8 +44,11 @@ class TorchPolicy:
 
     def __init__(self, net, *, features: Sequence[str] | None = None,
                  obs_norm: Mapping | None = None, deterministic: bool = False,
-                 seed: int | None = None, name: str = "snapshot"):
+                 seed: int | None = None, name: str = "snapshot",
+                 layout: tuple[int, int, int] | None = None):
         import torch
+
+        from pis_env.observation import LAYOUT_VERSIONS, Layout
 
         self.net = net.eval().requires_grad_(False)
         self.features = None if features is None else tuple(features)
@@ -54,6 +65,14 @@ class TorchPolicy:
             self.norm_clip = float(obs_norm.get("clip", 10.0))
         else:
             self.norm_mean = None
+        self.layout = layout
+        self.layout_size: int | None = None
+        self._later_sizes: dict[int, int] = {}  # row width of a later layout -> version
+        if layout is not None:
+            n, d, version = layout
+            self.layout_size = Layout.of(n, d, version).size
+            self._later_sizes = {Layout.of(n, d, v).size: v for v in LAYOUT_VERSIONS
+                                 if v > version}
 
     # ------------------------------------------------------------------ builders
     @staticmethod
@@ -106,8 +125,13 @@ class TorchPolicy:
     def from_numpy_policy(cls, policy, **kwargs):
         """From an ``agents.ppo.NumpyPolicy`` (its features and normalisation)."""
         layers = [(w.T, b) for w, b in policy.layers]
-        kwargs.setdefault("features", policy.meta.get("features"))
-        kwargs.setdefault("obs_norm", policy.meta.get("obs_norm"))
+        meta = policy.meta
+        kwargs.setdefault("features", meta.get("features"))
+        kwargs.setdefault("obs_norm", meta.get("obs_norm"))
+        if "layout_version" in meta and "num_players" in meta:
+            kwargs.setdefault("layout", (int(meta["num_players"]),
+                                         int(meta.get("num_deals", 1)),
+                                         int(meta["layout_version"])))
         return cls(cls._mlp(layers, policy.activation), **kwargs)
 
     @classmethod
@@ -120,8 +144,24 @@ class TorchPolicy:
         return cls.from_numpy_policy(load_policy(path, num_players, num_deals), **kwargs)
 
     # ------------------------------------------------------------------ acting
+    def observation_columns(self, obs: np.ndarray) -> np.ndarray:
+        """``obs`` rows as this network reads them: its own layout's columns (see the
+        class docstring)."""
+        size = self.layout_size
+        if size is None or obs.shape[1] == size:
+            return obs
+        if obs.shape[1] in self._later_sizes:
+            return obs[:, :size]
+        from pis_env.observation import layout_mismatch
+
+        n, d, version = self.layout
+        why = layout_mismatch(version, None, n, d, obs.shape[1]) or (
+            f"it was built for observation rows of {size} entries ({n} players, {d} "
+            f"deal(s), layout version {version})")
+        raise ValueError(f"{self.name}: shown rows of {obs.shape[1]} entries, but {why}")
+
     def inputs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs, dtype=np.float32)
+        obs = self.observation_columns(np.asarray(obs, dtype=np.float32))
         features = self.features
         if features is None:
             features = ("obs",) if self.in_features == obs.shape[1] else ("obs", "mask")

@@ -734,6 +734,115 @@ MUTANTS: list[Mutant] = [
         test="tests/pis_env/test_observation_v1.py::test_the_batched_v1_record_follows_auto_resets_and_terminal_observations",
         why="an auto-reset match's terminal v1 row lacks its public record",
     ),
+    # ---- training on pis_yedili_v1 (issue 19 part 3) ----
+    Mutant(
+        name="v1-league-opponent-shown-the-table",
+        file="train/league.py",
+        old="            if needs_own_layout(bot, self.env_version):\n",
+        new="            if False:\n",
+        test="tests/train/test_ppo_v1.py::"
+             "test_the_learner_sees_v1_and_a_v0_network_opponent_sees_v0",
+        why="a v0 network opponent at the v1 learner's table is shown the v1 observation",
+    ),
+    Mutant(
+        name="v1-league-env-v0-table",
+        file="train/league.py",
+        old="        self.inner = learner_env_class(self.env_version)(\n",
+        new="        self.inner = learner_env_class(0)(\n",
+        test="tests/train/test_ppo_v1.py::"
+             "test_the_learner_sees_v1_and_a_v0_network_opponent_sees_v0",
+        why="LeagueEnv ignores env_version: the learner plays the v0 table",
+    ),
+    Mutant(
+        name="v1-policy-metadata-layout-0",
+        file="train/checkpoint.py",
+        old="    return int(cfg.get(\"env_version\", 0))",
+        new="    return 0",
+        test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
+        why="a v1 run's policy and checkpoints record layout 0",
+    ),
+    Mutant(
+        name="v1-checkpoint-layout-unchecked",
+        file="train/checkpoint.py",
+        old="    if saved != layout_version or state.get(\"layout_size\") != size:",
+        new="    if state.get(\"layout_size\") is None:",
+        test="tests/train/test_ppo_v1.py::"
+             "test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error",
+        why="a v0 checkpoint resumes into a v1 run (a shape error later, or worse)",
+    ),
+    Mutant(
+        name="v1-resume-may-change-env-version",
+        file="train/ppo.py",
+        old="(\"rules\", \"num_players\", \"env_version\", \"policy\", \"n_envs\")",
+        new="(\"rules\", \"num_players\", \"policy\", \"n_envs\")",
+        test="tests/train/test_ppo_v1.py::"
+             "test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error",
+        why="--resume env_version=1 rewrites a v0 run's config",
+    ),
+    Mutant(
+        name="v1-init-policy-any-layout",
+        file="train/checkpoint.py",
+        old=("                     layout_version=layout_version_of(cfg))\n"
+             "    except (OSError, PolicyLoadError)"),
+        new="                     layout_version=None)\n    except (OSError, PolicyLoadError)",
+        test="tests/train/test_ppo_v1.py::"
+             "test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front",
+        why="a v0 init_policy is read into a v1 run without naming the layouts",
+    ),
+    Mutant(
+        name="v1-pretrain-teacher-shown-v1",
+        file="train/pretrain.py",
+        old="    version = getattr(teacher, \"layout_version\", 0)\n",
+        new="    version = None\n",
+        test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
+        why="the numba heuristic teacher is handed v1 rows it cannot read",
+    ),
+    Mutant(
+        name="v1-ei-labels-at-v0-table",
+        file="train/expert_iteration.py",
+        old="    env = table_env_class(env_version)(**rules)\n",
+        new="    env = table_env_class(0)(**rules)\n",
+        test="tests/train/test_expert_iteration.py::"
+             "test_v1_labels_are_v1_positions_next_to_a_v0_network",
+        why="expert iteration labels v0 positions for a v1 network",
+    ),
+    Mutant(
+        name="v1-ei-opponent-shown-the-table",
+        file="train/expert_iteration.py",
+        old="                env.step(seats[s].act(seat_observation(env, s, version, encoders)))\n",
+        new="                env.step(seats[s].act(env.observe(names[s])))\n",
+        test="tests/train/test_expert_iteration.py::"
+             "test_v1_labels_are_v1_positions_next_to_a_v0_network",
+        why="a v0 network opponent of a labelled v1 game is shown the v1 observation",
+    ),
+    Mutant(
+        name="v1-ei-train-stage-env-version-dropped",
+        file="train/expert_iteration.py",
+        old="    overrides[\"env_version\"] = cfg[\"env_version\"]\n",
+        new="",
+        test="tests/train/test_expert_iteration.py::"
+             "test_env_version_is_the_runs_own_key_and_reaches_every_train_stage",
+        why="the train stages of a v1 expert iteration train v0 networks",
+    ),
+    Mutant(
+        name="v1-torch-policy-reads-the-whole-row",
+        file="agents/batched_policy.py",
+        old="            return obs[:, :size]\n",
+        new="            return obs\n",
+        test="tests/agents/test_ppo_layouts.py::"
+             "test_a_v0_network_at_a_v1_table_plays_as_at_a_v0_one",
+        why="a v0 network opponent in the batched engine is handed the v1 rows",
+    ),
+    Mutant(
+        name="v1-torch-policy-any-width",
+        file="agents/batched_policy.py",
+        old="        if obs.shape[1] in self._later_sizes:\n",
+        new="        if True:\n",
+        test=("tests/agents/test_ppo_layouts.py::"
+              "test_a_v1_network_refuses_v0_rows_and_reads_v1_ones",
+              "tests/agents/test_ppo_layouts.py::test_rows_of_another_table_are_refused"),
+        why="rows of an earlier layout or another table are cut instead of refused",
+    ),
 ]
 
 

@@ -56,7 +56,6 @@ from agents.weights_file import (
     save_weights_file,
     write_atomically,
 )
-from pis_env import LAYOUT_VERSION
 from pis_env.observation import Layout
 
 CHECKPOINTS = "checkpoints"
@@ -102,7 +101,14 @@ def policy_metadata(cfg: dict, model, obs_norm: dict | None = None, step: int | 
         features=cfg["policy"]["features"],
         obs_norm=obs_norm,
         extra=info,
+        layout_version=layout_version_of(cfg),
     )
+
+
+def layout_version_of(cfg: dict) -> int:
+    """The observation layout a ``train/ppo.py`` config trains on: its ``env_version``
+    (configs saved before that key existed trained on layout 0)."""
+    return int(cfg.get("env_version", 0))
 
 
 def add_metadata(zip_path: Path, meta: dict) -> None:
@@ -216,13 +222,15 @@ def latest_checkpoint(run_dir: Path) -> Path:
     return _candidates(run_dir)[0][0]
 
 
-def find_checkpoint(run_dir: Path, num_players: int, num_deals: int) -> Checkpoint:
-    """The newest intact checkpoint of a run, each damaged newer one skipped with a
-    ``SkippedCheckpointWarning`` that names it and says why."""
+def find_checkpoint(run_dir: Path, num_players: int, num_deals: int,
+                    layout_version: int = 0) -> Checkpoint:
+    """The newest intact checkpoint of a run at observation layout ``layout_version``,
+    each damaged newer one skipped with a ``SkippedCheckpointWarning`` that names it and
+    says why; one of another table or layout is an ``IncompatibleCheckpointError``."""
     candidates, problems = _candidates(run_dir)
     for path in candidates:
         try:
-            ckpt = load_checkpoint(path, num_players, num_deals)
+            ckpt = load_checkpoint(path, num_players, num_deals, layout_version)
         except IncompatibleCheckpointError:
             raise  # not damaged: an older checkpoint of the same run is no better
         except CheckpointError as e:
@@ -236,10 +244,12 @@ def find_checkpoint(run_dir: Path, num_players: int, num_deals: int) -> Checkpoi
                           + "\n  ".join(problems))
 
 
-def load_checkpoint(path: Path, num_players: int, num_deals: int) -> Checkpoint:
-    """Reads and verifies every member of a checkpoint directory."""
+def load_checkpoint(path: Path, num_players: int, num_deals: int,
+                    layout_version: int = 0) -> Checkpoint:
+    """Reads and verifies every member of a checkpoint directory (made for this table
+    and observation layout)."""
     path = Path(path)
-    state = read_state(path, num_players, num_deals)
+    state = read_state(path, num_players, num_deals, layout_version)
     if (path / "policy.pt").is_file() or not (path / "model.zip").is_file():
         for member in ("policy.pt", "optimizer.pt", "league.pt"):
             if not (path / member).is_file():
@@ -250,10 +260,11 @@ def load_checkpoint(path: Path, num_players: int, num_deals: int) -> Checkpoint:
             policy = policy_file["state_dict"]
         except (KeyError, TypeError, ValueError) as e:
             raise CheckpointError(f"checkpoint {path}: corrupt policy.pt ({e})") from e
-        _check_policy_meta(meta, path / "policy.pt", num_players, num_deals)
+        _check_policy_meta(meta, path / "policy.pt", num_players, num_deals, layout_version)
         optimizer = _verified(path / "optimizer.pt").get("optimizer")
     else:
-        policy, optimizer = _read_sb3_archive(path / "model.zip", num_players, num_deals)
+        policy, optimizer = _read_sb3_archive(path / "model.zip", num_players, num_deals,
+                                              layout_version)
     if not isinstance(policy, dict) or not isinstance(optimizer, dict):
         raise CheckpointError(f"checkpoint {path}: the weights are not state dicts")
     if not (path / "league.pt").is_file():
@@ -261,8 +272,9 @@ def load_checkpoint(path: Path, num_players: int, num_deals: int) -> Checkpoint:
     return Checkpoint(path, state, policy, optimizer, _verified(path / "league.pt"))
 
 
-def read_state(path: Path, num_players: int, num_deals: int) -> dict:
-    """A checkpoint's ``state.json``, checked against the table's observation layout."""
+def read_state(path: Path, num_players: int, num_deals: int, layout_version: int = 0) -> dict:
+    """A checkpoint's ``state.json``, checked against the table's observation layout
+    (``layout_version``: the run's ``env_version``)."""
     path = Path(path)
     if not (path / "state.json").is_file():
         raise CheckpointError(f"checkpoint {path} is incomplete: state.json is missing")
@@ -273,13 +285,15 @@ def read_state(path: Path, num_players: int, num_deals: int) -> dict:
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         raise CheckpointError(f"checkpoint {path}: corrupt state.json (not a pis-yedili "
                               "checkpoint)")
-    size = Layout.of(num_players, num_deals).size
-    if state.get("layout_version") != LAYOUT_VERSION or state.get("layout_size") != size:
+    size = Layout.of(num_players, num_deals, layout_version).size
+    saved = state.get("layout_version")
+    if saved != layout_version or state.get("layout_size") != size:
         raise IncompatibleCheckpointError(
-            f"checkpoint {path} was saved with observation layout version "
-            f"{state.get('layout_version')} (size {state.get('layout_size')}); this pis_env "
-            f"has layout version {LAYOUT_VERSION} (size {size} for {num_players} players): "
-            "it cannot be resumed"
+            f"checkpoint {path} was saved at observation layout version {saved!r} "
+            f"(pis_yedili_v{saved}, size {state.get('layout_size')}); this run trains at "
+            f"layout version {layout_version} (env_version={layout_version}, size {size} "
+            f"for {num_players} players): it cannot be resumed (a run keeps its "
+            "env_version; train the other layout in a new run directory)"
         )
     return state
 
@@ -293,16 +307,19 @@ def _verified(path: Path) -> dict:
         raise CheckpointError(f"checkpoint {path.parent}: {e}") from e
 
 
-def _check_policy_meta(meta: Any, source: Path, num_players: int, num_deals: int) -> None:
+def _check_policy_meta(meta: Any, source: Path, num_players: int, num_deals: int,
+                       layout_version: int) -> None:
     try:
         check_metadata(meta, str(source))
-        check_layout(meta, num_players, num_deals, source=str(source))
+        check_layout(meta, num_players, num_deals, source=str(source),
+                     layout_version=layout_version)
     except PolicyLoadError as e:
         raise IncompatibleCheckpointError(
             f"checkpoint {source.parent}: incompatible policy ({e})") from e
 
 
-def _read_sb3_archive(zip_path: Path, num_players: int, num_deals: int) -> tuple[dict, dict]:
+def _read_sb3_archive(zip_path: Path, num_players: int, num_deals: int,
+                      layout_version: int) -> tuple[dict, dict]:
     """The policy and optimizer state dicts of an older checkpoint's SB3 ``model.zip``,
     read weights-only from its ``.pth`` members (the pickled ``data`` is never read)."""
     try:
@@ -311,7 +328,7 @@ def _read_sb3_archive(zip_path: Path, num_players: int, num_deals: int) -> tuple
             raw = {m: archive.read(m) for m in ("policy.pth", "policy.optimizer.pth")}
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
         raise CheckpointError(f"checkpoint {zip_path.parent}: corrupt model.zip ({e})") from e
-    _check_policy_meta(meta, zip_path, num_players, num_deals)
+    _check_policy_meta(meta, zip_path, num_players, num_deals, layout_version)
     try:
         return tuple(read_weights(io.BytesIO(raw[m]), f"{zip_path}:{m}")
                      for m in ("policy.pth", "policy.optimizer.pth"))
@@ -328,8 +345,8 @@ def policy_file_of(path: Path) -> Path:
 def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
     """``(state dict of tensors, obs_norm)`` of ``init_policy``: a saved policy of
     ``train/ppo.py`` (``.zip`` or ``.pt``, read weights-only) for the config's table,
-    input features and activation. Anything else is a ``CheckpointError`` naming the
-    file."""
+    observation layout (``env_version``), input features and activation. Anything else
+    is a ``CheckpointError`` naming the file."""
     import torch
 
     from agents.ppo import read_policy
@@ -337,7 +354,8 @@ def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
     rules, policy = cfg["rules"], cfg["policy"]
     try:
         meta, arrays = read_policy(path)
-        check_layout(meta, rules["num_players"], rules["num_deals"], source=str(path))
+        check_layout(meta, rules["num_players"], rules["num_deals"], source=str(path),
+                     layout_version=layout_version_of(cfg))
     except (OSError, PolicyLoadError) as e:
         raise CheckpointError(f"init_policy: {e}") from e
     arch = list(policy["net_arch"])

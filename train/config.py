@@ -42,7 +42,7 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pis_env import Rules, shipped
+from pis_env import LAYOUT_VERSIONS, Rules, shipped
 from pis_env.observation import segment_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -198,6 +198,12 @@ class TrainConfig:
                                          gt=0)
     num_players: int | None = param(2, "players at the table (null: take it from the "
                                        "rules)")
+    env_version: int = param(0, "the env the learner plays, pis_yedili_v<N>: observation "
+                             "layout N is the network's input (0: the v0 snapshot; 1: v1, "
+                             "plus a per-opponent summary and the public event log) and "
+                             "its pretraining data, checkpoints, saved policy and "
+                             "evaluation use it; ppo:PATH opponents keep their own layout",
+                             choices=LAYOUT_VERSIONS)
     rules_file: str | None = param(None, "a rules YAML (configs/rules/*.yaml); also "
                                       "rules=PATH.yaml", path=True)
     rules: dict[str, Any] = mapping({}, "rules options on top of rules_file (pis_env "
@@ -518,7 +524,7 @@ class Schema:
             if choices and value not in choices and not (also and ":" in str(value)):
                 extra = f" or {also}" if also else ""
                 raise ConfigError(f"{path}={value!r}: allowed values are "
-                                  f"{', '.join(choices)}{extra}")
+                                  f"{', '.join(map(str, choices))}{extra}")
             bad = (("gt" in meta and not value > meta["gt"])
                    or ("ge" in meta and not value >= meta["ge"])
                    or ("le" in meta and not value <= meta["le"]))
@@ -542,7 +548,7 @@ class Schema:
             limits = _limits_text(f.metadata)
             extra = [f"short: {shorts[path]}"] if path in shorts else []
             if f.metadata.get("choices"):
-                extra.append("one of " + ", ".join(f.metadata["choices"])
+                extra.append("one of " + ", ".join(map(str, f.metadata["choices"]))
                              + (f" or {f.metadata['also']}" if f.metadata.get("also") else ""))
             if limits:
                 extra.append(limits)
@@ -633,7 +639,7 @@ def _check_train(cfg: dict) -> dict:
     feats = cfg["policy"]["features"]
     if len(set(feats)) != len(feats) or not set(feats) <= {"obs", "mask"} or "obs" not in feats:
         raise ConfigError(f"policy.features={feats!r}: 'obs', optionally with 'mask'")
-    segments = [name for name, _ in segment_table(7, 2)]
+    segments = [name for name, _ in segment_table(7, 2, cfg["env_version"])]
     unknown = [h for h in cfg["policy"]["hide_from_actor"] if h not in segments]
     if unknown:
         raise ConfigError(f"policy.hide_from_actor: unknown observation segment(s) "

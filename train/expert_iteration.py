@@ -61,6 +61,7 @@ import numpy as np
 import yaml
 
 from agents.search import MODES
+from pis_env import LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.shipped import shipped_dir
 from train.config import (
@@ -101,6 +102,11 @@ class ExpertIterationConfig:
     name: str = param("ei_2p", "run name: the run directory is runs/<name>-<timestamp>")
     run_dir: str | None = param(None, "explicit run directory (overrides name)")
     seed: int = param(0, "seed of the labelled games", ge=0, le=MAX_SEED)
+    env_version: int = param(0, "the env the network plays, pis_yedili_v<N> (its "
+                             "observation layout N): the labelled games, every train "
+                             "stage (it sets train/ppo.py's env_version) and init_policy "
+                             "use it; ppo:PATH opponents keep their own layout",
+                             choices=LAYOUT_VERSIONS)
     ppo_config: str = param("configs/ppo_2p.yaml", "train/ppo.py's config of each "
                             "iteration's train stage", path=True)
     ppo: dict[str, Any] = mapping({}, "train/ppo.py overrides of each train stage, nested "
@@ -133,9 +139,12 @@ class ExpertIterationConfig:
 def _check(cfg: dict) -> dict:
     check_mix("opponents", cfg["opponents"], also=("self", "ppo:"))
     try:  # the train stage's overrides: their keys now, their values with ppo_config
-        TRAIN.flatten(cfg["ppo"], "ppo")
+        keys = TRAIN.flatten(cfg["ppo"], "ppo")
     except ConfigError as e:
         raise ConfigError(f"ppo (train/ppo.py overrides): {e}") from None
+    if "env_version" in keys:
+        raise ConfigError("ppo.env_version: the layout is the run's own key (env_version="
+                          f"{keys['env_version']}), which every train stage gets")
     return cfg
 
 
@@ -154,6 +163,7 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
                data: list[str] = ()) -> dict:
     """The resolved ``train/ppo.py`` config of an iteration's train stage."""
     overrides = dict(cfg["ppo"])
+    overrides["env_version"] = cfg["env_version"]
     if iteration_dir is not None:
         overrides["run_dir"] = str(iteration_dir / "ppo")
     if policy is not None:
@@ -167,7 +177,8 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
 def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
                 policy: str, opponents: dict[str, float], labeller: dict,
                 sample: bool = True, win_bonus: float = 0.0, gamma: float = 1.0,
-                target: str = "improve", margin: float = 10.0) -> dict[str, np.ndarray]:
+                target: str = "improve", margin: float = 10.0,
+                env_version: int = 0) -> dict[str, np.ndarray]:
     """Games ``start..stop-1`` of iteration ``iteration``, labelled by the search.
 
     Game ``g`` deals the tournament's duplicate deck ``(seed * 1000 + iteration, g)``;
@@ -183,18 +194,26 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
     and learns only the search's clear corrections),
     ``values`` (the search's mean score of every action, NaN where illegal),
     ``returns`` (the seat's final reward plus ``win_bonus`` times its win share,
-    discounted by ``gamma`` per later decision), ``game`` and ``seat``."""
+    discounted by ``gamma`` per later decision), ``game`` and ``seat``.
+
+    The table is ``pis_yedili_v<env_version>``: ``obs`` has its layout, which the
+    network must read (a ``PolicyLoadError`` otherwise); every other seat is shown the
+    layout its bot was built for (a v0 network opponent at a v1 table)."""
     from agents import make, make_for_table
+    from agents.ppo import check_layout
     from agents.tournament import deal_setup, env_seed
-    from pis_env import raw_env
+    from agents.tournament.worker import seat_observation
     from pis_env.privileged import privileged_features
-    from train.league import win_share
+    from train.league import table_env_class, win_share
 
     n = int(rules["num_players"])
-    env = raw_env(**rules)
+    env = table_env_class(env_version)(**rules)
     names = env.possible_agents
     table = {k: v for k, v in rules.items() if k != "illegal_action"}
     network = make("ppo", path=policy, num_players=n, deterministic=not sample)
+    check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(policy),
+                 layout_version=env_version)
+    encoders: dict = {}
     search = make("search", num_players=n, rules=table, **labeller)
     bot_names = list(opponents)
     weights = np.asarray([opponents[b] for b in bot_names], float)
@@ -227,10 +246,11 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
         reward = 0.0
         while not game.deal_over:
             s = game.current
-            o = env.observe(names[s])
             if s != seat:
-                env.step(seats[s].act(o))
+                version = getattr(seats[s], "layout_version", env_version)
+                env.step(seats[s].act(seat_observation(env, s, version, encoders)))
             else:
+                o = env.observe(names[s])
                 label = search.advise(o)
                 played = network.act(o)
                 search.played(played)
@@ -283,7 +303,7 @@ def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
     units = [(cfg["seed"], iteration, s, min(s + GAME_CHUNK, games), ppo_cfg["rules"],
               policy, cfg["opponents"], cfg["labeller"], cfg["sample"],
               float(ppo_cfg["win_bonus"]), float(ppo_cfg["ppo"]["gamma"]), cfg["target"],
-              float(cfg["margin"]))
+              float(cfg["margin"]), int(ppo_cfg["env_version"]))
              for s in range(0, games, GAME_CHUNK)]
     parts = map_chunks(_label_unit, units, cfg["backend"], cfg["workers"], cfg["address"],
                        threads)
@@ -332,7 +352,12 @@ class Run:
     def open(cls, run_dir: Path, overrides: list[str] | None = None) -> Run:
         from train.checkpoint import atomic_write_text
 
-        cfg = load_config(None, overrides, base=_saved(run_dir))
+        saved = _saved(run_dir)
+        cfg = load_config(None, overrides, base=saved)
+        before = load_config(None, None, base=saved)["env_version"]
+        if cfg["env_version"] != before:
+            raise ConfigError(f"--resume cannot change env_version of a run ({before} in "
+                              f"{run_dir}): its labels and policies have layout {before}")
         if overrides:
             atomic_write_text(run_dir / "config.yaml", dump(cfg))
         state_path = run_dir / "state.json"

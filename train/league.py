@@ -30,9 +30,60 @@ from pis_env.privileged import (  # noqa: F401  (re-exported: the critic's input
     privileged_size,
 )
 from pis_env.scoring import deal_rewards
-from pis_env.wrappers import SingleAgentEnv
 
 SELF = "self"
+
+
+def learner_env_class(env_version: int):
+    """The single-agent view of ``pis_yedili_v<env_version>`` (``PisYedili-v0``/``-v1``)."""
+    from pis_env import pis_yedili_v1, wrappers
+
+    classes = {0: wrappers.SingleAgentEnv, 1: pis_yedili_v1.SingleAgentEnv}
+    if env_version not in classes:
+        raise ValueError(f"env_version={env_version!r}: allowed values are "
+                         + ", ".join(map(str, classes)))
+    return classes[env_version]
+
+
+def table_env_class(env_version: int):
+    """The AEC env (``raw_env``) of ``pis_yedili_v<env_version>``."""
+    return learner_env_class(env_version).aec_class
+
+
+class AtOwnLayout:
+    """A bot shown the observation of the layout it was built for (``layout_version``)
+    at a table of another layout: a v0 network opponent (``ppo:models/ppo_2p.zip``) at
+    the v1 table a v1 learner plays. The observation is encoded anew from the env's
+    game for the seat to move (``agents.tournament.worker.seat_observation``, as the
+    tournament seats mixed tables), not cut from the table's vector."""
+
+    def __init__(self, agent, aec):
+        self.agent = agent
+        self.aec = aec
+        self.layout_version = agent.layout_version
+        self._encoders: dict = {}
+
+    def act(self, observation: dict) -> int:
+        from agents.tournament.worker import seat_observation
+
+        seat = self.aec.game.current
+        return self.agent.act(seat_observation(self.aec, seat, self.layout_version,
+                                               self._encoders))
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed=seed)
+
+    def __repr__(self) -> str:
+        return f"AtOwnLayout({self.agent!r})"
+
+
+def needs_own_layout(agent, table_version: int) -> bool:
+    """Whether ``agent`` cannot read a table of ``table_version`` as it is: a network
+    reads exactly its layout; a rule-based bot (``reads_later_layouts``) any later one."""
+    version = getattr(agent, "layout_version", table_version)
+    if version == table_version:
+        return False
+    return not (version < table_version and getattr(agent, "reads_later_layouts", False))
 
 
 def win_share(charges) -> float:
@@ -229,7 +280,9 @@ class LeagueEnv(gym.Env):
     ``skip_forced`` the learner's moves that have no alternative (one legal action) are
     played by the env, so every step the learner sees is a real decision. With
     ``privileged`` the hidden cards (``privileged_features``) follow, for the critic of
-    ``train.policy.PrivilegedCriticPolicy`` only. At the end
+    ``train.policy.PrivilegedCriticPolicy`` only. ``env_version`` is the table's
+    (``pis_yedili_v0`` / ``v1``: the learner's observation layout); a bot opponent built
+    for another layout (a v0 network at a v1 table) is shown its own. At the end
     of an episode ``info["league"]`` holds the opponent keys, the charges (learner first,
     then the opponents as seated clockwise from its left) and whether it won, and
     ``info["episode"]`` the usual return/length/time (as SB3's Monitor writes it)."""
@@ -238,8 +291,9 @@ class LeagueEnv(gym.Env):
 
     def __init__(self, league: League, rules: dict, features=("obs", "mask"),
                  learner_seat: int | None = None, seed: int = 0, win_bonus: float = 0.0,
-                 skip_forced: bool = False, privileged: bool = False):
+                 skip_forced: bool = False, privileged: bool = False, env_version: int = 0):
         self.league = league
+        self.env_version = int(env_version)
         self.skip_forced = skip_forced
         self.privileged = privileged
         self.win_bonus = float(win_bonus)
@@ -250,8 +304,8 @@ class LeagueEnv(gym.Env):
         self._agent_rng = np.random.default_rng(seed)
         self._bots: dict[tuple[str, int], Any] = {}
         self._keys: list[str] = []
-        self.inner = SingleAgentEnv(opponent_sampler=self._sample, learner_seat=learner_seat,
-                                    **self.rules)
+        self.inner = learner_env_class(self.env_version)(
+            opponent_sampler=self._sample, learner_seat=learner_seat, **self.rules)
         size = self.inner.observation_space.shape[0]
         if "mask" in self.features:
             size += NUM_ACTIONS
@@ -271,6 +325,8 @@ class LeagueEnv(gym.Env):
 
             bot_seed = int(self._agent_rng.integers(2**31))
             bot = make_bot(name, self.rules, bot_seed)
+            if needs_own_layout(bot, self.env_version):
+                bot = AtOwnLayout(bot, self.inner.aec)
             self._bots[(name, seat)] = bot
         return bot
 

@@ -76,11 +76,13 @@ class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
         return data
 
 
-def hidden_columns(num_players: int, num_deals: int, segments: Sequence[str]) -> np.ndarray:
-    """The input columns (of the observation part, which comes first) of ``segments``."""
+def hidden_columns(num_players: int, num_deals: int, segments: Sequence[str],
+                   layout_version: int = 0) -> np.ndarray:
+    """The input columns (of the observation part, which comes first) of ``segments`` in
+    observation layout ``layout_version``."""
     from pis_env.observation import Layout
 
-    layout = Layout.of(num_players, num_deals)
+    layout = Layout.of(num_players, num_deals, layout_version)
     cols = []
     for name in segments:
         if name not in layout.offsets:

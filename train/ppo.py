@@ -92,17 +92,39 @@ class LeagueEnvFactory:
         return LeagueEnv(self.league, cfg["rules"], features=tuple(cfg["policy"]["features"]),
                          learner_seat=cfg["league"]["learner_seat"], seed=self.seed,
                          win_bonus=cfg["win_bonus"], skip_forced=cfg["skip_forced"],
-                         privileged=cfg["policy"]["privileged_critic"])
+                         privileged=cfg["policy"]["privileged_critic"],
+                         env_version=cfg["env_version"])
 
 
 def actor_dim(cfg: dict) -> int:
-    """The size of the policy's input (the observation, then the mask)."""
+    """The size of the policy's input (the observation of the ``env_version``'s layout,
+    then the mask)."""
     from agents.ppo import input_size_of
     from pis_env.observation import Layout
 
     rules = cfg["rules"]
-    return input_size_of(Layout.of(rules["num_players"], rules["num_deals"]).size,
-                         cfg["policy"]["features"])
+    return input_size_of(Layout.of(rules["num_players"], rules["num_deals"],
+                                   cfg["env_version"]).size, cfg["policy"]["features"])
+
+
+def check_vec_env_size(cfg: dict, vec_env) -> None:
+    """Refuses a VecEnv whose observations are not the network input this config
+    trains on (``actor_dim``, plus the hidden cards for a privileged critic): a
+    ``vec_env`` factory that ignores ``env_version`` would otherwise train a network
+    whose saved metadata names another layout."""
+    from pis_env.privileged import privileged_size
+
+    want = actor_dim(cfg)
+    if cfg["policy"]["privileged_critic"]:
+        want += privileged_size(cfg["rules"]["num_players"])
+    have = vec_env.observation_space.shape[0]
+    if have != want:
+        vec_env.close()
+        raise ConfigError(
+            f"vec_env={cfg['vec_env']!r} gives observations of {have} entries, but "
+            f"env_version={cfg['env_version']} with policy.features="
+            f"{cfg['policy']['features']} needs {want}: its factory does not build the "
+            f"pis_yedili_v{cfg['env_version']} table")
 
 
 @dataclass(frozen=True)
@@ -156,7 +178,8 @@ def make_model(cfg: dict, vec_env, run_dir: Path):
         verbose=0,
     )
     hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
-                                                 policy["hide_from_actor"]))
+                                                 policy["hide_from_actor"],
+                                                 cfg["env_version"]))
     return model
 
 
@@ -203,7 +226,7 @@ def load_run_config(run_dir: Path, overrides: list[str] | dict | None = None) ->
         raise ConfigError(f"{path}: corrupt config (not a mapping of keys)")
     before = config_mod.build(base=saved)
     cfg = config_mod.build(None, overrides, base=saved)
-    changed = [k for k in ("rules", "num_players", "policy", "n_envs")
+    changed = [k for k in ("rules", "num_players", "env_version", "policy", "n_envs")
                if json.dumps(cfg[k], sort_keys=True) != json.dumps(before[k], sort_keys=True)]
     if changed:
         raise ConfigError(f"--resume cannot change {', '.join(changed)} of a run")
@@ -295,7 +318,7 @@ def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_mod
         cfg = load_run_config(run_dir, overrides)
         check_run(cfg, trusted_modules)
         found = ckpt.find_checkpoint(run_dir, cfg["rules"]["num_players"],
-                                     cfg["rules"]["num_deals"])
+                                     cfg["rules"]["num_deals"], ckpt.layout_version_of(cfg))
         if overrides:
             ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
         return RunStart(cfg, run_dir, found)
@@ -395,6 +418,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     league = League.from_config(cfg["league"])
     start.restore_league(league)
     games = make_vec_env(cfg, league, seed + start.step)
+    check_vec_env_size(cfg, games)
     vec_env = games
     if cfg["policy"]["normalize_obs"]:
         vec_env = VecNormalize(games, norm_obs=True, norm_reward=False, clip_obs=10.0,

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pis_env.observation import Layout
+from pis_env.observation import LAYOUT_VERSIONS, Layout
 
 #: A batched teacher: ``teacher(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
 Teacher = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -30,7 +30,10 @@ Teacher = Callable[[np.ndarray, np.ndarray], np.ndarray]
 class RowByRow:
     """Any ``agents`` bot as a batched teacher, one ``act`` per row. The bot must not
     keep state between decisions (the games of a batch interleave); the built-in bots
-    do not."""
+    do not. It is shown the table's own observations (``layout_version`` None: a
+    rule-based bot reads every layout); the numba teachers read layout 0."""
+
+    layout_version = None
 
     def __init__(self, agent):
         self.agent = agent
@@ -56,6 +59,16 @@ def make_teacher(name: str, rules: dict, seed: int) -> Teacher:
 
             return HeuristicPolicy(1, Rules.from_options(**rules))
     return RowByRow(agents.make_for_table(name, rules, seed=seed))
+
+
+def teacher_columns(teacher: Teacher, rules: dict, env_version: int) -> int:
+    """How many leading observation columns ``teacher`` is shown at a table of layout
+    ``env_version``: those of the layout it reads (``teacher.layout_version``, 0 for the
+    numba ports, None for the table's own). Every later layout begins with the earlier
+    ones unchanged, so a layout-0 teacher at a v1 table reads the v0 observation."""
+    version = getattr(teacher, "layout_version", 0)
+    return Layout.of(rules["num_players"], rules["num_deals"],
+                     env_version if version is None else version).size
 
 
 def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: float,
@@ -175,10 +188,11 @@ def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
     run's VecEnv would give (observation, then the mask and the hidden cards as the
     config's network reads them), the labelled ``actions`` and the ``returns``.
 
-    A file lacking an array, or made for another observation layout, is a ``ValueError``
-    naming it."""
+    A file lacking an array, or made for another observation layout (the config's
+    ``env_version``), is a ``ValueError`` naming it."""
     rules, policy = cfg["rules"], cfg["policy"]
-    size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    version = int(cfg["env_version"])
+    size = Layout.of(rules["num_players"], rules["num_deals"], version).size
     parts: dict[str, list] = {"x": [], "masks": [], "actions": [], "returns": []}
     for path in paths:
         try:
@@ -189,8 +203,14 @@ def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
         except (OSError, ValueError) as e:
             raise ValueError(f"{path}: cannot read a labelled data set ({e})") from e
         if arrays["obs"].ndim != 2 or arrays["obs"].shape[1] != size:
+            other = [v for v in LAYOUT_VERSIONS if v != version and arrays["obs"].ndim == 2
+                     and Layout.of(rules["num_players"], rules["num_deals"], v).size
+                     == arrays["obs"].shape[1]]
+            detail = (f" (layout version {other[0]}'s size: labelled at pis_yedili_v"
+                      f"{other[0]}, but env_version={version})" if other else "")
             raise ValueError(f"{path}: observations of shape {arrays['obs'].shape}; this "
-                             f"table's observations have {size} entries")
+                             f"table's observations (layout version {version}) have {size} "
+                             f"entries{detail}")
         columns = [arrays["obs"].astype(np.float32)]
         if "mask" in policy["features"]:
             columns.append(arrays["mask"].astype(np.float32))
@@ -219,7 +239,7 @@ def pretrain(model, vec_env, cfg: dict, log=print) -> dict[str, float]:
         stats["seconds"] = time.time() - t0
         return stats
     teacher = make_teacher(p["teacher"], rules, seed=cfg["seed"] + 7919)
-    layout_size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    layout_size = teacher_columns(teacher, rules, int(cfg["env_version"]))
     data = collect(vec_env, teacher, p["decisions"], layout_size, float(cfg["ppo"]["gamma"]),
                    seed=cfg["seed"] + 7919, log=log)
     vec_env.seed(cfg["seed"])

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 import agents
-from agents.ppo import read_policy
+from agents.ppo import PolicyLoadError, read_policy
 from pis_env import Rules, decode_observation
 from pis_env.cards import NUM_CARDS
+from pis_env.observation import Layout
 from train import expert_iteration as EI
 from train.config import ConfigError
 from train.ppo import run as ppo_run
@@ -210,3 +211,45 @@ def test_pretrain_data_teaches_the_labelled_moves(tmp_path):
     chosen = np.array([policy.act({"observation": o, "action_mask": m})
                        for o, m in zip(data["obs"], data["mask"])])
     assert (chosen == data["action"]).mean() > 0.9
+
+
+# ---------------------------------------------------------------------- env_version 1
+V0_POLICY = str(ROOT / "models" / "ppo_2p.zip")  # the shipped v3 network: layout 0
+
+
+@pytest.fixture(scope="module")
+def v1_policy(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("ei_v1")
+    return ppo_run(tiny_config(tmp, "env_version=1", "total_timesteps=256"),
+                   verbose=False)["policy"]
+
+
+def test_v1_labels_are_v1_positions_next_to_a_v0_network(v1_policy):
+    data = label(0, 4, policy=v1_policy, env_version=1,
+                 opponents={f"ppo:{V0_POLICY}": 1.0, "self": 1.0})
+    assert data["obs"].shape[1] == Layout.of(2, 1, 1).size and len(data["action"]) > 5
+    mask = data["mask"].astype(bool)
+    assert mask[np.arange(len(mask)), data["action"]].all()
+    for obs, hidden in zip(data["obs"], data["privileged"]):
+        decoded = decode_observation(obs, num_players=2, version=1)  # checks every segment
+        assert hidden[:NUM_CARDS].sum() == decoded["hand_sizes"][1]
+        assert decoded["events"]  # the public event log of the network's seat
+
+
+def test_a_v0_network_is_not_labelled_at_a_v1_table():
+    with pytest.raises(PolicyLoadError, match=r"layout version 0 .*layout version 1"):
+        label(0, 1, env_version=1)
+
+
+def test_env_version_is_the_runs_own_key_and_reaches_every_train_stage(tmp_path, v1_policy):
+    cfg = ei_config(tmp_path, "env_version=1")
+    assert EI.ppo_config(cfg)["env_version"] == 1
+    assert EI.ppo_config(ei_config(tmp_path))["env_version"] == 0
+    with pytest.raises(ConfigError, match="run's own key"):
+        EI.load_config(None, ["ppo={env_version: 1}"])
+    with pytest.raises(ConfigError, match=r"layout version 0 .*layout version 1"):
+        EI.run(ei_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}"), verbose=False)
+    assert not (tmp_path / "ei").exists()
+    run = EI.Run.create(ei_config(tmp_path, f"init_policy={v1_policy}", "env_version=1"))
+    with pytest.raises(ConfigError, match="cannot change env_version"):
+        EI.Run.open(run.dir, ["env_version=0"])

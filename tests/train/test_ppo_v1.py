@@ -1,0 +1,186 @@
+"""Training on ``pis_yedili_v1`` (``env_version: 1``): what the learner is shown, what its
+files record, where its policy plays, and the errors of mixing layouts (a v0 checkpoint,
+initial policy or data set in a v1 run). v0 network opponents keep their own layout.
+
+Every reference here is another code path than the one under test: the learner's and the
+opponents' observations are compared with a ``pis_yedili_v1`` / ``pis_yedili_v0`` AEC env
+stepped through the same moves by the test itself."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import agents
+from agents.ppo import PolicyLoadError, PPOAgent, read_policy
+from agents.tournament import run_tournament
+from pis_env import NUM_ACTIONS, pis_yedili_v0, pis_yedili_v1
+from pis_env.observation import Layout
+from train import config as C
+from train.checkpoint import CheckpointError, IncompatibleCheckpointError, latest_checkpoint
+from train.league import League, LeagueEnv
+from train.ppo import run
+
+from .test_train import tiny_config
+
+ROOT = Path(__file__).resolve().parents[2]
+V0_POLICY = str(ROOT / "models" / "ppo_2p.zip")  # the shipped v3 bot: layout 0
+L0, L1 = Layout.of(2, 1, 0).size, Layout.of(2, 1, 1).size
+
+
+@pytest.fixture(scope="module")
+def v1_run(tmp_path_factory):
+    """A tiny v1 run: heuristic imitation, then PPO against random, its own snapshots and
+    the v0 shipped network."""
+    tmp = tmp_path_factory.mktemp("v1run")
+    cfg = tiny_config(tmp, "env_version=1", "total_timesteps=1024",
+                      f"league.opponents={{random: 1, self: 1, 'ppo:{V0_POLICY}': 1}}",
+                      "pretrain.teacher=heuristic", "pretrain.decisions=400",
+                      "pretrain.epochs=1", "policy.privileged_critic=true")
+    summary = run(cfg, verbose=False)
+    assert summary["status"] == "finished"
+    return summary
+
+
+def reference_observations(module, rules: dict, seed: int, history, seats):
+    """The observation ``module``'s AEC env (``pis_yedili_v0``/``v1``) shows ``seat`` before
+    each move of ``history`` that ``seats`` names: the same deal (``seed``) stepped through
+    the same actions."""
+    env = module.env(**rules)
+    env.reset(seed=seed)
+    out = []
+    for player, action in history:
+        if player in seats:
+            out.append(env.observe(env.possible_agents[player])["observation"])
+        env.step(int(action))
+    return out
+
+
+# ---------------------------------------------------------------------- the run's files
+def test_a_v1_run_records_layout_1_everywhere(v1_run):
+    for path in (v1_run["policy"], v1_run["policy_pt"]):
+        meta, arrays = read_policy(path)
+        assert (meta["layout_version"], meta["layout_size"]) == (1, L1), path
+        first = arrays["mlp_extractor.policy_net.0.weight"]
+        assert first.shape[1] == L1 + NUM_ACTIONS  # the actor reads the v1 observation
+    ckpt = latest_checkpoint(Path(v1_run["run_dir"]))
+    state = json.loads((ckpt / "state.json").read_text())
+    assert (state["layout_version"], state["layout_size"]) == (1, L1)
+    saved = yaml.safe_load((Path(v1_run["run_dir"]) / "config.yaml").read_text())
+    assert saved["env_version"] == 1
+    with zipfile.ZipFile(v1_run["policy"]) as archive:
+        assert json.loads(archive.read("pis_yedili.json"))["layout_version"] == 1
+
+
+def test_a_v1_policy_plays_at_v1_tables_only(v1_run):
+    bots = [agents.make("ppo", path=v1_run["policy"], seed=s) for s in range(2)]
+    assert bots[0].layout_version == 1
+    env = pis_yedili_v1.env(num_players=2)
+    for deal in range(3):
+        env.reset(seed=deal)
+        while not env.unwrapped.game.deal_over:
+            obs = env.observe(env.agent_selection)
+            action = bots[env.possible_agents.index(env.agent_selection)].act(obs)
+            assert obs["action_mask"][action] == 1
+            env.step(action)
+    v0 = pis_yedili_v0.env(num_players=2)
+    v0.reset(seed=0)
+    with pytest.raises(ValueError, match=r"layout version 1 .*layout version 0"):
+        bots[0].act(v0.observe(v0.agent_selection))
+    # a tournament seats it at its own layout next to a v0 network and a rule-based bot
+    result = run_tournament([f"ppo:{v1_run['policy']}", f"ppo:{V0_POLICY}", "heuristic"],
+                            num_players=2, deals=4, seed=1, workers=1, progress=False)
+    assert all(result.stats[a].games == 16 for a in result.agents)
+
+
+# ---------------------------------------------------------------------- what is shown
+def test_the_learner_sees_v1_and_a_v0_network_opponent_sees_v0(monkeypatch):
+    """LeagueEnv at env_version 1 against the shipped v0 network: the learner's
+    observations are those a ``pis_yedili_v1`` env of the same deal and moves shows, the
+    opponent's those a ``pis_yedili_v0`` env shows."""
+    seen_by_opponent: list[np.ndarray] = []
+    real_act = PPOAgent.act
+
+    def spy(self, observation):
+        seen_by_opponent.append(np.array(observation["observation"]))
+        return real_act(self, observation)
+
+    monkeypatch.setattr(PPOAgent, "act", spy)
+    rules = {"num_players": 2}
+    env = LeagueEnv(League({f"ppo:{V0_POLICY}": 1.0}), rules, features=("obs",),
+                    learner_seat=0, seed=5, env_version=1)
+    assert env.observation_space.shape == (L1,)
+    rng = np.random.default_rng(0)
+    for seed in range(100, 103):
+        seen_by_opponent.clear()
+        obs, _ = env.reset(seed=seed)
+        shown, done = [obs], False
+        while not done:
+            obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(
+                env.action_masks()))))
+            done = term or trunc
+            if not done:
+                shown.append(obs)
+        history = list(env.inner.game.history)
+        learner = reference_observations(pis_yedili_v1, rules, seed, history, {0})
+        np.testing.assert_array_equal(np.array(shown), np.array(learner))
+        opponent = reference_observations(pis_yedili_v0, rules, seed, history, {1})
+        assert len(opponent) > 0 and all(o.shape == (L0,) for o in seen_by_opponent)
+        np.testing.assert_array_equal(np.array(seen_by_opponent), np.array(opponent))
+
+
+# ---------------------------------------------------------------------- layout mixing errors
+def test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error(tmp_path):
+    summary = run(tiny_config(tmp_path, "total_timesteps=512"), verbose=False)
+    run_dir = Path(summary["run_dir"])
+    before = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    config_text = (run_dir / "config.yaml").read_text()
+    with pytest.raises(C.ConfigError, match="cannot change env_version"):
+        run(resume=run_dir, overrides=["env_version=1"], verbose=False)
+    assert (run_dir / "config.yaml").read_text() == config_text  # nothing saved
+    # a config edited by hand: the checkpoint itself says layout 0
+    saved = yaml.safe_load(config_text)
+    saved["env_version"] = 1
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(saved))
+    with pytest.raises(IncompatibleCheckpointError,
+                       match=r"layout version 0 \(pis_yedili_v0.*layout version 1 "
+                             r"\(env_version=1"):
+        run(resume=run_dir, verbose=False)
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == before
+
+
+def test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front(tmp_path):
+    with pytest.raises(C.ConfigError, match=r"layout version 0 .*layout version 1"):
+        run(tiny_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}",
+                        name="init"), verbose=False)
+    assert not (tmp_path / "init").exists()
+    data = tmp_path / "v0.npz"
+    np.savez(data, obs=np.zeros((3, L0), np.float32), mask=np.ones((3, 58), np.int8),
+             privileged=np.zeros((3, 4), np.float32), action=np.zeros(3, np.int16),
+             returns=np.zeros(3, np.float32))
+    with pytest.raises(C.ConfigError, match=r"layout version 0's size.*env_version=1"):
+        run(tiny_config(tmp_path, "env_version=1", f"pretrain.data=[{data}]", name="data"),
+            verbose=False)
+    assert not (tmp_path / "data").exists()
+
+
+def test_env_version_key():
+    assert C.build(None, [])["env_version"] == 0  # shipped recipes reproduce
+    assert "env_version: int = 0  (one of 0, 1)" in C.help_text()
+    with pytest.raises(C.ConfigError, match="env_version=2: allowed values are 0, 1"):
+        C.build(None, ["env_version=2"])
+    # v1's own segments may be hidden from the actor only when training on v1
+    C.build(None, ["env_version=1", "policy.hide_from_actor=[event_seat]"])
+    with pytest.raises(C.ConfigError, match="unknown observation segment"):
+        C.build(None, ["policy.hide_from_actor=[event_seat]"])
+
+
+def test_a_v1_policy_is_refused_by_a_v0_run(v1_run, tmp_path):
+    with pytest.raises((C.ConfigError, CheckpointError, PolicyLoadError),
+                       match=r"layout version 1 .*layout version 0"):
+        run(tiny_config(tmp_path, f"init_policy={v1_run['policy']}"), verbose=False)
