@@ -44,7 +44,8 @@ def _register() -> None:
         gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv",
                            vector_entry_point="train.vector_entry:make_vector_env")
     if "PisYedili-v1" not in gymnasium.registry:  # the v1 observation (pis_yedili_v1)
-        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.pis_yedili_v1:SingleAgentEnv")
+        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.pis_yedili_v1:SingleAgentEnv",
+                           vector_entry_point="train.vector_entry:make_vector_env_v1")
     for env_id, entry in ((PETTINGZOO_ID, "pis_env.env:env"),
                           ("pis_yedili/pis_yedili_v1", "pis_env.pis_yedili_v1:env")):
         try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it

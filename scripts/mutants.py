@@ -481,6 +481,50 @@ MUTANTS: list[Mutant] = [
         why="without numba, make_vec of the plain single-agent view fails",
     ),
     Mutant(
+        name="vector-entry-v1-layout-0",
+        file="train/vector_entry.py",
+        old="    return PisYediliVectorEnv(num_envs, layout_version=layout_version, **kwargs)",
+        new="    return PisYediliVectorEnv(num_envs, layout_version=0, **kwargs)",
+        test=("tests/train/test_vector_env.py::"
+              "test_make_vec_of_v1_returns_it_with_the_v1_observation_space"),
+        why="make_vec of PisYedili-v1 steps the engine at the v0 layout",
+    ),
+    Mutant(
+        name="learner-loop-v1-deal-unrecorded",
+        file="pis_env/batched/env.py",
+        old="P.new_deal(pub, st, b)",
+        new="pass",
+        test=("tests/train/test_vector_env.py::"
+              "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
+        why="BatchedEnv's one loop does not start the v1 record of a match's next deal",
+    ),
+    Mutant(
+        name="learner-loop-v1-terminal-without-record",
+        file="pis_env/batched/env.py",
+        old="P.write_public(pub, st, cfg, b, seat, term_obs[b], size_tab)",
+        new="pass",
+        test=("tests/train/test_vector_env.py::"
+              "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
+        why="the learner's final v1 observation lacks its public record",
+    ),
+    Mutant(
+        name="sb3-adapter-layout-ignored",
+        file="train/batched_vec_env.py",
+        old="            layout_version=layout_version, **options)",
+        new="            **options)",
+        test=("tests/train/test_batched_vec_env.py::"
+              "test_rewards_and_observations_match_the_reference_env"),
+        why="BatchedVecEnv(layout_version=1) trains on the v0 observation",
+    ),
+    Mutant(
+        name="league-vec-env-version-ignored",
+        file="train/batched_vec_env.py",
+        old='        layout_version=int(cfg.get("env_version", 0)),',
+        new="        layout_version=0,",
+        test="tests/train/test_batched_vec_env.py::test_make_league_vec_env_with_the_real_league",
+        why="train/ppo.py's batched VecEnv ignores env_version",
+    ),
+    Mutant(
         name="vector-ppo-mask-ignored",
         file="train/vector_env.py",
         old="        return self._masks.copy()",
@@ -721,8 +765,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="batched-v1-run-of-draws-not-counted",
         file="pis_env/batched/public.py",
-        old="            pub.ring[b, last, 2] += count  # the seat's run of draws goes on",
-        new="            pub.ring[b, last, 2] += 0  # the seat's run of draws goes on",
+        old="        pub.ring[b, last, 2] += count  # the seat's run of draws goes on",
+        new="        pub.ring[b, last, 2] += 0  # the seat's run of draws goes on",
         test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
         why="the batched v1 log counts only the first card of a seat's run of draws",
     ),

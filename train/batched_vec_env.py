@@ -77,8 +77,9 @@ class BatchedVecEnv(VecEnv):
 
     ``BatchedVecEnv(num_envs, rules=None, *, opponent="random", opponent_mix=None,
     mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
-    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, **rules_options)``:
-    the arguments of :class:`train.learner_batch.LearnerBatch`.
+    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, layout_version=0,
+    **rules_options)``: the arguments of :class:`train.learner_batch.LearnerBatch`
+    (``layout_version=1``: the learner sees ``PisYedili-v1``'s observation).
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
@@ -86,12 +87,13 @@ class BatchedVecEnv(VecEnv):
                  mix_per: str = "seat", learner_seat: int | str | None = 0,
                  features: Sequence[str] = ("obs",), skip_forced: bool = False,
                  win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
-                 bot_factory: Callable[[str], Any] | None = None, **options):
+                 bot_factory: Callable[[str], Any] | None = None, layout_version: int = 0,
+                 **options):
         self._core = LearnerBatch(
             num_envs, rules, opponent=opponent, opponent_mix=opponent_mix, mix_per=mix_per,
             learner_seat=learner_seat, features=features, skip_forced=skip_forced,
             win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory,
-            **options)
+            layout_version=layout_version, **options)
         self._pending_seed: int | None = None
         self.render_mode = None
         self.num_envs = num_envs
@@ -127,6 +129,8 @@ class BatchedVecEnv(VecEnv):
     features = property(lambda self: self._core.features)
     privileged = property(lambda self: self._core.privileged)
     skip_forced = property(lambda self: self._core.skip_forced)
+    layout_version = property(lambda self: self._core.layout_version,
+                              doc="The learner's observation layout (0: v0, 1: v1).")
     mix = property(lambda self: self._core.mix, doc="The current opponent mix, by name.")
 
     @property
@@ -288,7 +292,7 @@ def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
     """``train/ppo.py``'s VecEnv factory (``vec_env="train.batched_vec_env:
     make_league_vec_env"``): ``cfg["n_envs"]`` batched games with the config's rules,
     policy features (and privileged critic input), learner seat, ``skip_forced`` and
-    ``win_bonus``, opponents drawn
+    ``win_bonus``, at the layout of ``env_version`` (``pis_yedili_v<N>``), opponents drawn
     per seat and match from the league (``random``/``greedy`` in the kernel, snapshots
     as one torch pass, other bots row by row), ``info["league"]`` at match ends."""
     seat = cfg["league"].get("learner_seat")
@@ -300,6 +304,7 @@ def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
         win_bonus=float(cfg.get("win_bonus", 0.0)),
         privileged=bool(cfg["policy"].get("privileged_critic", False)),
         seed=int(seed),
+        layout_version=int(cfg.get("env_version", 0)),
     )
 
 

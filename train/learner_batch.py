@@ -123,7 +123,8 @@ class LearnerBatch:
 
     ``LearnerBatch(num_envs, rules=None, *, opponent="random", opponent_mix=None,
     mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
-    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, **rules_options)``
+    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, layout_version=0,
+    **rules_options)``
 
     * ``rules``: a ``Rules``, a dict of options, or ``None`` (options as keywords).
     * ``opponent``: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"ppo:PATH"`` (a
@@ -141,6 +142,8 @@ class LearnerBatch:
       lowest totals, ``-bonus`` among the others.
     * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
       (default ``agents.make_for_table(name, rules)``).
+    * ``layout_version``: the observation layout the engine writes (0: ``PisYedili-v0``,
+      1: ``PisYedili-v1``).
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
@@ -148,7 +151,8 @@ class LearnerBatch:
                  mix_per: str = "seat", learner_seat: int | str | None = 0,
                  features: Sequence[str] = ("obs",), skip_forced: bool = False,
                  win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
-                 bot_factory: Callable[[str], Any] | None = None, **options):
+                 bot_factory: Callable[[str], Any] | None = None, layout_version: int = 0,
+                 **options):
         if rules is None:
             rules = Rules.from_options(**options)
         elif isinstance(rules, Mapping):
@@ -175,7 +179,9 @@ class LearnerBatch:
         seat = "random" if learner_seat in (None, "random") else learner_seat
         per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
         self.env = BatchedEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
-                              learner_seat=seat, seed=self.seed, skip_forced=skip_forced)
+                              learner_seat=seat, seed=self.seed, skip_forced=skip_forced,
+                              layout_version=layout_version)
+        self.layout_version = self.env.game.layout_version
         self.num_envs = num_envs
         self.obs_size = self.env.obs_size
         self._names: dict[int, str] = {K.RANDOM: "random"}

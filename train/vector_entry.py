@@ -1,6 +1,8 @@
-"""The ``vector_entry_point`` of ``PisYedili-v0``: which vector env ``make_vec`` builds.
+"""The ``vector_entry_point`` of ``PisYedili-v0`` and ``PisYedili-v1``: which vector env
+``make_vec`` builds.
 
-``pis_env`` registers ``"train.vector_entry:make_vector_env"`` as a string, so it never
+``pis_env`` registers ``"train.vector_entry:make_vector_env"`` (``make_vector_env_v1`` for
+``PisYedili-v1``: the same, the batched engine writing the v1 layout) as a string, so it never
 imports this layer (nor numba or torch). Registering a vector entry point makes it
 ``gymnasium.make_vec``'s default for the id, so this function keeps the calls that worked
 before it existed working:
@@ -28,6 +30,8 @@ from typing import Any
 import gymnasium as gym
 
 ENV_ID = "PisYedili-v0"
+#: The env id of each observation layout version the batched engine writes.
+ENV_IDS = {0: ENV_ID, 1: "PisYedili-v1"}
 #: Arguments only ``SingleAgentEnv`` takes.
 SINGLE_AGENT_ONLY = ("opponent_sampler", "render_mode", "opponent_illegal")
 #: Arguments only the batched vector env takes.
@@ -37,25 +41,35 @@ BATCHED_ONLY = ("observation", "features", "privileged", "skip_forced", "win_bon
 
 def make_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
     """``num_envs`` games of ``PisYedili-v0`` (module docstring for which vector env)."""
+    return _make(0, num_envs, kwargs)
+
+
+def make_vector_env_v1(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
+    """``num_envs`` games of ``PisYedili-v1`` (the v1 observation layout)."""
+    return _make(1, num_envs, kwargs)
+
+
+def _make(layout_version: int, num_envs: int, kwargs: dict) -> gym.vector.VectorEnv:
+    env_id = ENV_IDS[layout_version]
     if _needs_single_agent_view(kwargs):
-        return _sync(num_envs, kwargs)
+        return _sync(env_id, num_envs, kwargs)
     try:
         from train.vector_env import PisYediliVectorEnv
     except ImportError as error:
         if kwargs.get("opponents") is None and not set(kwargs) & set(BATCHED_ONLY):
-            return _sync(num_envs, kwargs)
+            return _sync(env_id, num_envs, kwargs)
         raise ImportError(
-            f"{ENV_ID}'s vector env steps the batched engine, which could not be imported "
+            f"{env_id}'s vector env steps the batched engine, which could not be imported "
             f"({error}): install it with pip install 'pis-yedili[fast]' (numba; torch too "
             f"for ppo: opponents), or pass agent objects as opponents with "
             f"vectorization_mode='sync' to step gymnasium's SyncVectorEnv over the "
             f"single-agent view") from error
-    return PisYediliVectorEnv(num_envs, **kwargs)
+    return PisYediliVectorEnv(num_envs, layout_version=layout_version, **kwargs)
 
 
-def _sync(num_envs: int, kwargs: dict) -> gym.vector.SyncVectorEnv:
+def _sync(env_id: str, num_envs: int, kwargs: dict) -> gym.vector.SyncVectorEnv:
     return gym.vector.SyncVectorEnv(
-        [lambda: gym.make(ENV_ID, **dict(kwargs)) for _ in range(int(num_envs))])
+        [lambda: gym.make(env_id, **dict(kwargs)) for _ in range(int(num_envs))])
 
 
 def _needs_single_agent_view(kwargs: dict) -> bool:
@@ -87,4 +101,4 @@ def _plays_row_by_row(opponent) -> bool:
     return False
 
 
-__all__ = ["ENV_ID", "make_vector_env"]
+__all__ = ["ENV_ID", "ENV_IDS", "make_vector_env", "make_vector_env_v1"]

@@ -61,6 +61,7 @@ class PisYediliVectorEnv(VectorEnv):
         learner_seat: a seat index, or ``None`` (drawn for every match).
         observation: ``"flat"`` or ``"dict"``.
         seed: the games' streams until ``reset(seed=)`` restarts them.
+        layout_version: the observation layout (0: ``PisYedili-v0``, 1: ``PisYedili-v1``).
         features, privileged, skip_forced, win_bonus, mix_per: as
             :class:`train.learner_batch.LearnerBatch`.
         **options: rules options (``num_players``, ``num_deals``, ...).
@@ -72,7 +73,7 @@ class PisYediliVectorEnv(VectorEnv):
                  learner_seat: int | None = 0, observation: str = "flat",
                  features: Sequence[str] = ("obs",), privileged: bool = False,
                  skip_forced: bool = False, win_bonus: float = 0.0, mix_per: str = "seat",
-                 seed: int | None = None,
+                 seed: int | None = None, layout_version: int = 0,
                  bot_factory: Callable[[str], Any] | None = None, **options):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not (
                 1 <= num_envs <= MAX_ENVS):
@@ -85,7 +86,8 @@ class PisYediliVectorEnv(VectorEnv):
         self.core = LearnerBatch(
             int(num_envs), rules, opponent=opponent, opponent_mix=mix, mix_per=mix_per,
             learner_seat=learner_seat, features=features, skip_forced=skip_forced,
-            win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory)
+            win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory,
+            layout_version=layout_version)
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         flat = gym.spaces.Box(0.0, 1.0, (self.core.size,), dtype=np.float32)

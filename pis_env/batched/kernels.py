@@ -153,7 +153,7 @@ class StepOut(NamedTuple):
 
 
 class LearnerSeats(NamedTuple):
-    """``BatchedEnv``'s side of :func:`env_advance`: the learner's seat per game
+    """``BatchedEnv``'s side of ``env.env_advance``: the learner's seat per game
     (``learner[b]``: seat, redraw, fresh), the opponents' kinds and RNG streams, the
     rewards owed to the learner, which games wait on an outside policy, the decision
     counters, the record of every finished match (``term_*``), the opponent mix
@@ -729,8 +729,9 @@ def random_actions(st, rng, out):
 
 
 # ---------------------------------------------------------------------- learner env
-# ``learner[b]``: (seat, redraw the seat for every new match, fresh). ``fresh``: the
-# learner has not decided yet in the current match.
+# What ``BatchedEnv``'s loop reads (``env.env_advance``: beside the public record it keeps
+# at layout 1). ``learner[b]``: (seat, redraw the seat for every new match, fresh).
+# ``fresh``: the learner has not decided yet in the current match.
 L_SEAT, L_REDRAW, L_FRESH = 0, 1, 2
 # Opponent kinds: 0 random legal play (in the kernel); >= EXTERNAL a policy outside the
 # kernel (the bots live above this package: ``BatchedEnv`` calls them between rounds).
@@ -767,88 +768,3 @@ def draw_all_opponents(kinds, n, cum, table, per_game, rng):
     """:func:`draw_opponents` for every game."""
     for b in range(kinds.shape[0]):
         draw_opponents(kinds, b, n, cum, table, per_game, rng)
-
-
-@njit(cache=True)
-def env_advance(g, out, env, actions):
-    """Advance every game ``b`` with ``actions[b] != -2`` for ``BatchedEnv``: apply
-    ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
-    play in-kernel opponents (``kinds[b, seat]`` 0: random legal play) until it is the
-    learner's turn (``wait[b] = 0``; its observation and mask are written) or an external
-    opponent's (``wait[b] = kinds[b, seat] >= EXTERNAL``: a bot or network outside).
-    With ``skip_forced`` the learner's forced moves (a single legal action) are played
-    here too, and do not count as its first decision of a match.
-
-    Rewards of deals that end go to ``reward[b]`` (the learner's seat's); a finished match
-    sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``,
-    the match totals into ``term_totals[b]``, its opponent kinds into ``term_kinds[b]`` and
-    its final state into ``term_st[b]`` / ``term_stock[b]``, and starts a new match, whose
-    opponents are drawn from the mix (:func:`draw_opponents`) when ``cum`` is not empty.
-    Until the learner's first decision in a new match, its deal rewards wait in
-    ``carry[b]`` for the next step; a new match that ends before that decision is
-    discarded (an episode needs at least one decision).
-
-    ``g``: the :class:`Batch`; ``out``: the :class:`StepOut` (``out.done`` is the
-    learner's episode end, ``out.obs`` / ``out.masks`` its view); ``env``: the
-    :class:`LearnerSeats`."""
-    st, stock, decks, rng, cfg, size_tab = g
-    out_reason, done, out_charges, out_winners, out_rewards, obs, masks = out
-    (learner, kinds, opp_rng, seat_rng, reward, carry, wait, decisions, term_obs,
-     term_totals, term_kinds, term_st, term_stock, cum, table, per_game, mix_rng,
-     skip_forced) = env
-    n = cfg[C_N]
-    mix = cum.shape[0] > 0
-    for b in range(actions.shape[0]):
-        a = actions[b]
-        if a == -2:
-            continue
-        forced = False
-        while True:
-            if a >= 0:
-                if st[b, CUR] == learner[b, L_SEAT] and not forced:
-                    learner[b, L_FRESH] = 0
-                decisions[b] += 1
-                apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
-                if st[b, OVER]:
-                    r = out_rewards[b, learner[b, L_SEAT]]
-                    if learner[b, L_FRESH]:
-                        carry[b] += r
-                    else:
-                        out_reason[b] = st[b, REASON]
-                        reward[b] += r
-                    if st[b, MOVER]:
-                        if not learner[b, L_FRESH]:
-                            done[b] = 1
-                            write_obs(st, cfg, b, learner[b, L_SEAT], term_obs[b], size_tab)
-                            for i in range(n):
-                                term_totals[b, i] = st[b, TOTAL + i]
-                                term_kinds[b, i] = kinds[b, i]
-                            term_st[b, :] = st[b, :]
-                            term_stock[b, :] = stock[b, :]
-                        carry[b] = 0.0
-                        st[b, NSTACK] = 0
-                        new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
-                        if learner[b, L_REDRAW]:
-                            learner[b, L_SEAT] = rand_below(seat_rng, b, n)
-                        learner[b, L_FRESH] = 1
-                        if mix:
-                            draw_opponents(kinds, b, n, cum, table, per_game, mix_rng)
-                    else:
-                        start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % n)
-            cur = st[b, CUR]
-            if cur == learner[b, L_SEAT]:
-                legal = st[b, LEGAL]
-                if skip_forced and legal & (legal - 1) == 0:
-                    a = lowbit_index(legal)
-                    forced = True
-                    continue
-                wait[b] = 0
-                write_obs(st, cfg, b, cur, obs[b], size_tab)
-                write_mask(legal, masks[b])
-                break
-            forced = False
-            kind = kinds[b, cur]
-            if kind >= EXTERNAL:
-                wait[b] = kind
-                break
-            a = random_action(st[b, LEGAL], opp_rng, b)

@@ -3,12 +3,14 @@
 ``pis_env.events`` replays a ``GameState``'s history; the batched engine keeps no
 history, so this module keeps, per game, what layout 1 needs and updates it as the
 actions are applied (``record_actions`` before ``kernels.step_games``, ``after_step``
-after it): the per-seat summary of the deal (cards drawn, drawn since the
-last play, refused suits and ranks as bit masks, the latest nomination) and a ring of
+after it; ``BatchedEnv``'s loop calls ``record_action``, ``new_deal``,
+``new_match_record`` and ``write_public`` as it goes): the per-seat summary of the
+deal (cards drawn, drawn since the last play, refused suits and ranks as bit masks, the
+latest nomination) and a ring of
 the last ``RING`` events of the match, already merged (a seat's run of draws is one
 entry). Per seat, ``last_own`` is the entry holding its latest action and ``first`` a
 copy of that action as its window's first event (its own share of a run of draws; the
-ring may have moved past it). ``record_actions`` reads the engine's state *before* the
+ring may have moved past it). ``record_action`` reads the engine's state *before* the
 action, so counts follow the engine's ``_take`` from the stock and pile sizes, and
 refusals the engine's phase, top card and active suit; ``new_deal`` and
 ``new_match_record`` follow the engine's deal and match starts. ``write_public`` writes
@@ -180,50 +182,54 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
 
 
 @njit(cache=True)
-def record_actions(pub, st, cfg, actions):
-    """Take in ``actions[b]`` (``>= 0``; checked by ``kernels.check_actions``) before
-    ``kernels.step_games`` applies them: an illegal one (a forfeit) is no event. (One
-    loop body, not a per-game helper: numba compiled the helper's inlined form twice as
-    slow.)"""
-    for b in range(actions.shape[0]):
-        a = actions[b]
-        if a < 0:
-            continue
-        p = st[b, K.CUR]
-        pub.actor[b] = p
-        if a >= K.NUM_ACTIONS or not (st[b, K.LEGAL] >> a) & 1:
-            continue
-        code = a
-        count = np.int64(0)
-        if a < K.NUM_CARDS:
-            pub.summary[b, S_SINCE, p] = 0
-            pub.summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
-            pub.summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
-        elif a == K.DRAW:
-            pend = st[b, K.PEND]
-            if st[b, K.PHASE] == K.PLAY and pend > 0:
-                code = PENALTY
-                want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
-                pub.summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
-            else:
-                want = np.int64(1)
-                _refuse(pub, st, b, p)
-            count = _taken(st, cfg, b, want)
-            pub.summary[b, S_DRAWN, p] += count
-            pub.summary[b, S_SINCE, p] += count
-        elif a == K.PASS:
+def record_action(pub, st, cfg, b, a):
+    """Take in game ``b``'s action ``a >= 0`` before it is applied (by
+    ``kernels.step_games`` or ``BatchedEnv``'s loop): an illegal one (a forfeit) is no
+    event."""
+    p = st[b, K.CUR]
+    pub.actor[b] = p
+    if a >= K.NUM_ACTIONS or not (st[b, K.LEGAL] >> a) & 1:
+        return
+    code = a
+    count = np.int64(0)
+    if a < K.NUM_CARDS:
+        pub.summary[b, S_SINCE, p] = 0
+        pub.summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
+        pub.summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
+    elif a == K.DRAW:
+        pend = st[b, K.PEND]
+        if st[b, K.PHASE] == K.PLAY and pend > 0:
+            code = PENALTY
+            want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
+            pub.summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
+        else:
+            want = np.int64(1)
             _refuse(pub, st, b, p)
-        else:
-            pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
-        last = (pub.pushed[b] - 1) & (RING - 1)
-        if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
-            pub.ring[b, last, 2] += count  # the seat's run of draws goes on
-        else:
-            _push(pub, b, p, code, count)
-        pub.last_own[b, p] = pub.pushed[b] - 1
-        pub.first[b, p, 0] = p
-        pub.first[b, p, 1] = code
-        pub.first[b, p, 2] = count
+        count = _taken(st, cfg, b, want)
+        pub.summary[b, S_DRAWN, p] += count
+        pub.summary[b, S_SINCE, p] += count
+    elif a == K.PASS:
+        _refuse(pub, st, b, p)
+    else:
+        pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
+    last = (pub.pushed[b] - 1) & (RING - 1)
+    if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
+        pub.ring[b, last, 2] += count  # the seat's run of draws goes on
+    else:
+        _push(pub, b, p, code, count)
+    pub.last_own[b, p] = pub.pushed[b] - 1
+    pub.first[b, p, 0] = p
+    pub.first[b, p, 1] = code
+    pub.first[b, p, 2] = count
+
+
+@njit(cache=True)
+def record_actions(pub, st, cfg, actions):
+    """:func:`record_action` for every game with ``actions[b] >= 0`` (checked by
+    ``kernels.check_actions``), before ``kernels.step_games`` applies them."""
+    for b in range(actions.shape[0]):
+        if actions[b] >= 0:
+            record_action(pub, st, cfg, b, actions[b])
 
 
 @njit(cache=True)

@@ -8,7 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from agents.greedy import GreedyAgent
+from pis_env import pis_yedili_v1
 from pis_env.wrappers import SingleAgentEnv
+
+#: The single-agent view of each env version (``PisYedili-v0``, ``PisYedili-v1``).
+SINGLE_AGENT_ENVS = {0: SingleAgentEnv, 1: pis_yedili_v1.SingleAgentEnv}
 
 
 def pick(masks: np.ndarray, step: int) -> np.ndarray:
@@ -57,19 +61,20 @@ def step_reference(ref: SingleAgentEnv, action: int | None, skip_forced: bool):
 
 
 def reference_games(kinds: np.ndarray, decks, dealers, *, seat: int, skip_forced: bool,
-                    **options):
+                    version: int = 0, **options):
     """The reference env of every game, its opponents seated clockwise from the learner's
     left as the adapter's mix drew them (``kinds[b, seat] == 1``: greedy, else lowest
     legal). Returns ``(refs, first_obs, active)``: ``refs[b] = [env, reward carried to the
     first step]``; a game whose match ended in forced moves before the learner's first
-    decision is inactive (the adapter replaced it: nothing to compare)."""
+    decision is inactive (the adapter replaced it: nothing to compare). ``version``: the
+    env version whose single-agent view plays (``SINGLE_AGENT_ENVS``)."""
     n = options.get("num_players", 2)
     deals = options.get("num_deals", 1)
     refs, first_obs, active = [], [], np.ones(len(decks), dtype=bool)
     for b in range(len(decks)):
         opps = [GreedyAgent(n, deals) if kinds[b, (seat + k) % n] == 1 else LowestAgent()
                 for k in range(1, n)]
-        ref = SingleAgentEnv(opponents=opps, learner_seat=seat, **options)
+        ref = SINGLE_AGENT_ENVS[version](opponents=opps, learner_seat=seat, **options)
         o, _ = ref.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
         forced_o, r, term, _, _ = step_reference(ref, None, skip_forced)
         refs.append([ref, r])

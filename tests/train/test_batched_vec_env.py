@@ -15,6 +15,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecNormalize
 
 from pis_env.batched import kernels as K
 from pis_env.cards import points_of
+from pis_env.observation import Layout
 from pis_env.wrappers import SingleAgentEnv
 from tests.train.reference_games import (
     lowest_legal,
@@ -97,17 +98,19 @@ def test_vec_normalize_forwards_the_masks():
 # ---------------------------------------------------------------------- reference env
 def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
                                skip_forced=False, mix=None, privileged=False,
-                               **options) -> int:
+                               version=0, **options) -> int:
     """First episode of every game against ``SingleAgentEnv`` on the same stacked deals,
     with the same (deterministic) opponents and learner actions: observations, masks,
     rewards, dones, terminal observations and end-of-episode infos agree (with
-    ``privileged``, also the hidden-card features of ``train.league``)."""
+    ``privileged``, also the hidden-card features of ``train.league``). ``version``: the
+    env version (its observation layout) on both sides."""
     deals = options.get("num_deals", 1)
     decks, dealers = stacked_deals(num_envs, seed, options.get("num_players", 2), deals)
     seat = 1
     env = BatchedVecEnv(num_envs, opponent="greedy", opponent_mix=mix, learner_seat=seat,
                         features=features, skip_forced=skip_forced, privileged=privileged,
-                        seed=seed, **options)
+                        seed=seed, layout_version=version, **options)
+    assert env.layout_version == version
     obs = env.reset(decks=decks, dealers=dealers)
     with_mask = "mask" in features
     kinds = env.batched_env.opponent_kinds.copy()
@@ -121,7 +124,8 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
         return np.concatenate(parts)
 
     refs, first_obs, active = reference_games(kinds, decks, dealers, seat=seat,
-                                              skip_forced=skip_forced, **options)
+                                              skip_forced=skip_forced, version=version,
+                                              **options)
     for b in np.flatnonzero(active):
         ref = refs[b][0]
         np.testing.assert_array_equal(obs[b], view(first_obs[b], ref.action_masks(), ref))
@@ -162,6 +166,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
     {"num_players": 3, "num_deals": 2, "features": ("obs", "mask"), "skip_forced": True},
     {"num_players": 4, "max_turns": 30, "reward": "win",
      "mix": {"greedy": 1, lowest_legal: 1}},
+    {"num_players": 3, "num_deals": 2, "features": ("obs", "mask"), "version": 1},
 ])
 def test_rewards_and_observations_match_the_reference_env(options):
     assert run_reference_differential(48, seed=len(options), **options) > 30
@@ -437,6 +442,9 @@ def test_make_league_vec_env_with_the_real_league():
         for b in np.flatnonzero(dones):
             league.record(infos[b]["league"])
     assert set(league.scores) == {"random", "heuristic"}
+    v1 = make_league_vec_env({**cfg, "env_version": 1}, league, seed=1)
+    assert v1.layout_version == 1 and v1.observation_space.shape == (
+        Layout.of(3, 1, 1).size,)
 
 
 def test_agent_policy_runs_any_bot_row_by_row():

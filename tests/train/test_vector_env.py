@@ -16,6 +16,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import pis_env  # noqa: F401  (registers PisYedili-v0)
 from agents.greedy import GreedyAgent
+from pis_env import pis_yedili_v1
 from pis_env.cards import points_of
 from pis_env.wrappers import SingleAgentEnv
 from tests.train.reference_games import (
@@ -30,19 +31,19 @@ from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
 
 # ---------------------------------------------------------------------- reference env
 def run_reference_differential(num_envs: int, seed: int, *, observation="flat", mix=None,
-                               skip_forced=False, **options) -> tuple[int, int]:
+                               skip_forced=False, version=0, **options) -> tuple[int, int]:
     """The first match of every game against ``SingleAgentEnv`` on the same stacked deals,
     with the same deterministic opponents and learner actions: observations, masks,
     rewards, terminations, truncations and end-of-match infos agree at every step; the
     step after a match's end is gymnasium's next-step reset (reward 0, the action ignored,
     the new match's first decision). Returns the matches compared and how many of them
-    were truncated."""
+    were truncated. ``version``: the env version (its layout) on both sides."""
     deals = options.get("num_deals", 1)
     decks, dealers = stacked_deals(num_envs, seed, options.get("num_players", 2), deals)
     seat = 1
     env = PisYediliVectorEnv(num_envs, mix if mix else "greedy", learner_seat=seat,
                              observation=observation, skip_forced=skip_forced, seed=seed,
-                             **options)
+                             layout_version=version, **options)
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     obs, _ = env.reset(options={"decks": decks, "dealers": dealers})
     kinds = env.core.env.opponent_kinds.copy()
@@ -56,7 +57,8 @@ def run_reference_differential(num_envs: int, seed: int, *, observation="flat", 
             np.testing.assert_array_equal(o[MASK_KEY][b], np.asarray(ref_mask, np.float32))
 
     refs, first_obs, active = reference_games(kinds, decks, dealers, seat=seat,
-                                              skip_forced=skip_forced, **options)
+                                              skip_forced=skip_forced, version=version,
+                                              **options)
     for b in np.flatnonzero(active):
         check_obs(obs, b, first_obs[b], refs[b][0].action_masks())
     episodes, truncated, t = 0, 0, 0
@@ -118,6 +120,17 @@ def test_plays_the_same_games_as_the_single_agent_view(options):
     assert (truncated > 3) == ("max_turns" in options) and truncated < episodes
 
 
+@pytest.mark.parametrize("options", [
+    {"num_players": 2},
+    {"num_players": 3, "num_deals": 2, "observation": "dict", "skip_forced": True},
+])
+def test_v1_plays_the_same_games_as_the_v1_single_agent_view(options):
+    """PisYedili-v1: the engine writes the v1 layout, the vectors the v1 view gives."""
+    episodes, truncated = run_reference_differential(32, seed=len(options), version=1,
+                                                     **options)
+    assert episodes > 20 and truncated == 0
+
+
 # ---------------------------------------------------------------------- API
 def test_make_vec_returns_it_with_gymnasium_spaces():
     env = gym.make_vec("PisYedili-v0", num_envs=16, vectorization_mode="vector_entry_point",
@@ -148,6 +161,20 @@ def test_make_vec_returns_it_with_gymnasium_spaces():
         PisYediliVectorEnv(2, ["greedy", "random"], num_players=3, learner_seat=None)
     with pytest.raises(ValueError, match="decks"):
         env.reset(options={"deck": []})
+
+
+def test_make_vec_of_v1_returns_it_with_the_v1_observation_space():
+    env = gym.make_vec("PisYedili-v1", num_envs=8, vectorization_mode="vector_entry_point",
+                       opponents="greedy", num_players=3, seed=0)
+    assert isinstance(env, PisYediliVectorEnv) and env.core.layout_version == 1
+    ref = pis_yedili_v1.SingleAgentEnv(num_players=3)
+    assert env.single_observation_space == ref.observation_space
+    assert env.single_observation_space != SingleAgentEnv(num_players=3).observation_space
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (8, ref.observation_space.shape[0])
+    assert gym.make_vec("PisYedili-v1", num_envs=2, opponents="greedy").__class__ \
+        is PisYediliVectorEnv  # the id's default mode
+    assert gym.make_vec("PisYedili-v0", num_envs=2).core.layout_version == 0
 
 
 def test_python_bots_keep_working_through_make_vec():
