@@ -887,6 +887,31 @@ MUTANTS: list[Mutant] = [
               "tests/agents/test_ppo_layouts.py::test_rows_of_another_table_are_refused"),
         why="rows of an earlier layout or another table are cut instead of refused",
     ),
+    Mutant(
+        name="web-seat-shown-the-table-layout",
+        file="agents/web/tables.py",
+        old="        layout = self.layouts.get(seat, self.env.layout_version)\n",
+        new="        layout = self.env.layout_version\n",
+        test="tests/agents/test_web_mixed.py::test_each_seat_is_shown_its_own_layout",
+        why="a v1 network at the browser table is shown the v0 observation",
+    ),
+    Mutant(
+        name="web-bot-layouts-not-passed",
+        file="agents/web/app.py",
+        old=("                      {spec: getattr(a, \"layout_version\", 0) "
+             "for spec, a in bots.items()})"),
+        new="                      {})",
+        test="tests/agents/test_web_mixed.py::test_each_seat_is_shown_its_own_layout",
+        why="the server forgets each bot's layout: every seat gets the table's",
+    ),
+    Mutant(
+        name="web-policy-view-encodes-v0",
+        file="agents/web/policy.py",
+        old="                                           agent.layout_version)\n",
+        new="                                           0)\n",
+        test="tests/agents/test_web_mixed.py::test_a_replay_shows_a_v1_policy_on_its_own_layout",
+        why="the replay's policy view encodes a v1 network's position at layout 0",
+    ),
 ]
 
 

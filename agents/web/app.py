@@ -89,7 +89,8 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
              if spec.startswith("ppo:")}
     workers = BotWorkers(dict(bots), processes=config.bot_workers,
                          time_limit=config.move_time_limit)
-    games = GameStore(config, workers, views, {spec: bot_bytes(a) for spec, a in bots.items()})
+    games = GameStore(config, workers, views, {spec: bot_bytes(a) for spec, a in bots.items()},
+                      {spec: getattr(a, "layout_version", 0) for spec, a in bots.items()})
     replays = ReplayStore(list(views.values()))
 
     @asynccontextmanager

@@ -8,15 +8,21 @@ anywhere; a *privileged* critic (``policy.privileged_critic`` in training: it al
 every hidden hand and the next stock cards) would leak those cards, so ``PolicyView``
 evaluates it only when the caller passes the whole game, which the server does only for
 full-table replays.
+
+A policy reads the observation layout it was trained on (``agent.layout_version``: a v1
+network the ``pis_yedili_v1`` observation): positions the view encodes itself (replay
+frames) are encoded at that layout.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
 from pis_env.engine import GameState
 from pis_env.env import mask_array
-from pis_env.observation import ObservationEncoder
+from pis_env.observation import observation_encoder
 from pis_env.privileged import privileged_features, privileged_size
 
 from ..ppo import PPOAgent, read_policy
@@ -71,7 +77,10 @@ class PolicyView:
         self.agent = agent
         meta, state = read_policy(agent.path)
         self.value = ValueHead.of(meta, state, agent.policy.input_size)
-        self.encoder = ObservationEncoder(agent.num_players, agent.num_deals)
+        self.encoder = observation_encoder(agent.num_players, agent.num_deals,
+                                           agent.layout_version)
+        # replay frames are served from a thread pool; the encoder writes one buffer
+        self._encoding = threading.Lock()
 
     def fits(self, num_players: int, num_deals: int) -> bool:
         return (self.agent.num_players, self.agent.num_deals) == (num_players, num_deals)
@@ -83,7 +92,9 @@ class PolicyView:
         "value_kind", "value_note"}``. ``observation`` defaults to ``seat``'s own; a
         privileged critic is evaluated only with ``full_table=True``."""
         if observation is None:
-            observation = {"observation": self.encoder.encode(game, seat),
+            with self._encoding:
+                vector = self.encoder.encode(game, seat)
+            observation = {"observation": vector,
                            "action_mask": mask_array(game.legal_mask())}
         probs = self.agent.probabilities(observation)
         legal = np.flatnonzero(observation["action_mask"])

@@ -12,6 +12,12 @@ a request made from an older view is refused with ``409`` and changes nothing, s
 double click or a second tab cannot play a move twice. Bad requests raise ``WebError``
 with the HTTP status and a message for the page.
 
+Each bot is shown the observation of the layout it was built for (``layout_version``:
+a v1 network the ``pis_yedili_v1`` observation, a v0 network and the rule-based bots the
+v0 one), encoded for its seat from the game as the tournament seats mixed tables
+(``agents.tournament.worker.seat_observation``), so networks of both layouts can sit at
+one table.
+
 What a game's state holds is what seat 0 may see: no seed, no deck, no bot's hand, and a
 bot's policy (its probabilities over its legal moves, which name cards in its hand) only
 when the operator chose to show it (``TableConfig.show_bot_policy``). The exported
@@ -33,6 +39,7 @@ from pis_env import Rules, raw_env
 from pis_env.engine import NUM_ACTIONS, GameState, action_name
 
 from ..play import describe
+from ..tournament.worker import seat_observation
 from .bots import BotError, BotWorkers, Busy, Lane
 from .policy import PolicyView
 from .views import move_label, position
@@ -107,12 +114,14 @@ class GameSession:
     generation: int
     views: dict[int, PolicyView]
     names: list[str]
+    layouts: dict[int, int] = field(default_factory=dict)  # seat -> its bot's layout
     weight: int = 0
     log: list[dict] = field(default_factory=list)
     finished: GameState | None = None
     thinking: int | None = None  # the seat whose move is being made in a bot lane
     broken: str | None = None  # why the game cannot go on (its bots were lost)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    encoders: dict = field(default_factory=dict)  # layout -> encoder, for this game only
 
     # ------------------------------------------------------------------ views
     @property
@@ -187,13 +196,18 @@ class GameSession:
                         "ran past the move time limit): start a new game")
             raise WebError(409, self.broken)
         seat = self.env.game.current
-        obs = self.env.observe(self.env.possible_agents[seat])
+        obs = self.observation(seat)
         try:
             future = self.lane.submit("act", self.id, seat, obs)
         except Busy as e:
             raise WebError(503, str(e)) from None
         self.thinking = seat
         future.add_done_callback(lambda f: self._bot_moved(f, seat, obs, version))
+
+    def observation(self, seat: int) -> dict:
+        """What the bot at ``seat`` is shown now: the observation of its own layout."""
+        layout = self.layouts.get(seat, self.env.layout_version)
+        return seat_observation(self.env, seat, layout, self.encoders)
 
     def _bot_moved(self, future, seat: int, obs: dict, version: int | None) -> None:
         with self.lock:
@@ -275,14 +289,17 @@ class GameSession:
 class GameStore:
     """The games of one server, in memory. Past ``config.max_games`` games, or past
     ``config.max_memory_mb`` of their weight (``GAME_BYTES`` plus each bot's
-    ``bot_bytes``), the least recently used go first."""
+    ``bot_bytes``), the least recently used go first. ``bot_layouts`` is each spec's
+    observation layout (its prototype's ``layout_version``; 0 when not given)."""
 
     def __init__(self, config: TableConfig, workers: BotWorkers,
-                 policy_views: dict[str, PolicyView], bot_weights: dict[str, int]):
+                 policy_views: dict[str, PolicyView], bot_weights: dict[str, int],
+                 bot_layouts: dict[str, int] | None = None):
         self.config = config
         self.workers = workers
         self.policy_views = policy_views
         self.bot_weights = bot_weights
+        self.bot_layouts = dict(bot_layouts or {})
         self.budget = int(config.max_memory_mb * 2**20)
         self._games: OrderedDict[str, GameSession] = OrderedDict()
         self._lock = threading.Lock()
@@ -334,9 +351,11 @@ class GameStore:
             raise WebError(503, str(e)) from None
         views = {seat: self.policy_views[spec] for seat, spec in enumerate(bots, start=1)
                  if spec in self.policy_views}
+        layouts = {seat: self.bot_layouts.get(spec, 0)
+                   for seat, spec in enumerate(bots, start=1)}
         session = GameSession(id=game_id, config=cfg, bots=bots, env=env, lane=lane,
                               generation=lane.generation, views=views, names=names_for(bots),
-                              weight=weight)
+                              layouts=layouts, weight=weight)
         with self._lock:
             self._games[session.id] = session
             self._weight += weight
