@@ -826,9 +826,9 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="v1-init-policy-any-layout",
         file="train/checkpoint.py",
-        old=("                     layout_version=layout_version_of(cfg))\n"
-             "    except (OSError, PolicyLoadError)"),
-        new="                     layout_version=None)\n    except (OSError, PolicyLoadError)",
+        old=("                     layout_version=have if widen and cfg.get(\"init_widen\") "
+             "else version)"),
+        new="                     layout_version=None)",
         test="tests/train/test_ppo_v1.py::"
              "test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front",
         why="a v0 init_policy is read into a v1 run without naming the layouts",
@@ -911,6 +911,17 @@ MUTANTS: list[Mutant] = [
         new="                                           0)\n",
         test="tests/agents/test_web_mixed.py::test_a_replay_shows_a_v1_policy_on_its_own_layout",
         why="the replay's policy view encodes a v1 network's position at layout 0",
+    ),
+    Mutant(
+        name="v1-widen-zeros-after-the-mask",
+        file="train/checkpoint.py",
+        old=("            out[key] = np.concatenate([w[:, :old], np.zeros((w.shape[0], new - old), "
+             "w.dtype),\n                                       w[:, old:]], axis=1)"),
+        new=("            out[key] = np.concatenate([w, np.zeros((w.shape[0], new - old), "
+             "w.dtype)], axis=1)"),
+        test="tests/train/test_ppo_v1.py::"
+             "test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one",
+        why="widening appends the new columns after the mask's: the mask weights misread",
     ),
 ]
 

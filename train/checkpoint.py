@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.ppo import (
     FORMAT_VERSION,
     META_NAME,
@@ -46,6 +48,7 @@ from agents.ppo import (
     PolicyLoadError,
     check_layout,
     check_metadata,
+    input_size_of,
     make_metadata,
 )
 from agents.weights_file import (
@@ -134,6 +137,30 @@ def export_weights(state_dict: dict, meta: dict, path: Path) -> None:
         "meta": json.dumps(meta),
         "state_dict": {k: v.detach().cpu().clone() for k, v in state_dict.items()},
     }, path)
+
+
+def widen_to_layout(meta: dict, arrays: dict, version: int, source: str = "policy"
+                    ) -> tuple[dict, dict]:
+    """A policy of an earlier observation layout as one of layout ``version``: the first
+    layer of the actor and of the critic get zero weights on the columns the later layout
+    adds after the earlier one's (every later layout begins with the earlier one
+    unchanged), so the widened network computes exactly what the old one did until
+    training moves those weights (Net2Net's function-preserving growth, on the input).
+    Why: a v1 network can start from the v0 bots instead of from scratch."""
+    old = int(meta["layout_size"])
+    new = Layout.of(int(meta["num_players"]), int(meta["num_deals"]), version).size
+    if list(meta["features"])[:1] != ["obs"] or meta.get("obs_norm"):
+        raise CheckpointError(f"init_policy {source}: init_widen needs a policy whose input "
+                              "starts with the observation and is not normalised")
+    out = dict(arrays)
+    for key in ("mlp_extractor.policy_net.0.weight", "mlp_extractor.value_net.0.weight"):
+        if key in out:
+            w = out[key]
+            out[key] = np.concatenate([w[:, :old], np.zeros((w.shape[0], new - old), w.dtype),
+                                       w[:, old:]], axis=1)
+    widened = dict(meta, layout_version=version, layout_size=new,
+                   input_size=input_size_of(new, meta["features"]))
+    return widened, out
 
 
 # ---------------------------------------------------------------------- checkpoints
@@ -345,19 +372,27 @@ def policy_file_of(path: Path) -> Path:
 def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
     """``(state dict of tensors, obs_norm)`` of ``init_policy``: a saved policy of
     ``train/ppo.py`` (``.zip`` or ``.pt``, read weights-only) for the config's table,
-    observation layout (``env_version``), input features and activation. Anything else
+    observation layout (``env_version``), input features and activation, or with
+    ``init_widen`` one of an earlier layout, widened (``widen_to_layout``). Anything else
     is a ``CheckpointError`` naming the file."""
     import torch
 
     from agents.ppo import read_policy
 
     rules, policy = cfg["rules"], cfg["policy"]
+    version = layout_version_of(cfg)
     try:
         meta, arrays = read_policy(path)
+        have = meta["layout_version"]
+        widen = have in (0, 1) and have < version
         check_layout(meta, rules["num_players"], rules["num_deals"], source=str(path),
-                     layout_version=layout_version_of(cfg))
+                     layout_version=have if widen and cfg.get("init_widen") else version)
     except (OSError, PolicyLoadError) as e:
-        raise CheckpointError(f"init_policy: {e}") from e
+        hint = ("; init_widen=true starts from it with zero weights on the columns the "
+                "later layout adds" if widen and not cfg.get("init_widen") else "")
+        raise CheckpointError(f"init_policy: {e}{hint}") from e
+    if widen and cfg.get("init_widen"):
+        meta, arrays = widen_to_layout(meta, arrays, version, str(path))
     arch = list(policy["net_arch"])
     for key, have, want in (("features", meta["features"], list(policy["features"])),
                             ("activation", meta["activation"], policy["activation"]),

@@ -192,6 +192,10 @@ class TrainConfig:
     init_policy: str | None = param(None, "start from this saved policy's weights (a .zip "
                                        "or .pt of train/ppo.py for the same table and "
                                        "network); pretraining, if set, continues from them")
+    init_widen: bool = param(False, "init_policy may be of an earlier observation layout "
+                             "(a v0 network in an env_version=1 run): its first layers get "
+                             "zero weights on the new columns, so the network starts "
+                             "playing exactly as that policy")
     total_timesteps: int = param(20_000_000, "PPO steps to train for", gt=0)
     max_minutes: float | None = param(7.0, "stop after this much training time, "
                                          "cumulative, pretraining included (null: no limit)",

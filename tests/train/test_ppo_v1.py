@@ -155,7 +155,8 @@ def test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error(tmp_path):
 
 
 def test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front(tmp_path):
-    with pytest.raises(C.ConfigError, match=r"layout version 0 .*layout version 1"):
+    with pytest.raises(C.ConfigError,
+                       match=r"layout version 0 .*layout version 1.*init_widen=true"):
         run(tiny_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}",
                         name="init"), verbose=False)
     assert not (tmp_path / "init").exists()
@@ -184,3 +185,39 @@ def test_a_v1_policy_is_refused_by_a_v0_run(v1_run, tmp_path):
     with pytest.raises((C.ConfigError, CheckpointError, PolicyLoadError),
                        match=r"layout version 1 .*layout version 0"):
         run(tiny_config(tmp_path, f"init_policy={v1_run['policy']}"), verbose=False)
+
+
+def test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one(tmp_path):
+    """``init_widen``: the shipped v0 network, widened with zero weights on v1's new
+    columns, chooses at v1 positions what it chooses at the same v0 positions (each from
+    its own env), and a v1 run starts from it."""
+    from agents.ppo import NumpyPolicy, load_policy
+    from train.checkpoint import read_initial_policy
+
+    cfg = tiny_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}",
+                      "init_widen=true", "policy.net_arch=[256,256]",
+                      "policy.privileged_critic=true", "total_timesteps=512", name="wide")
+    state, norm = read_initial_policy(V0_POLICY, cfg)
+    meta, _ = read_policy(V0_POLICY)
+    wide = NumpyPolicy({**meta, "layout_version": 1, "layout_size": L1,
+                        "input_size": L1 + NUM_ACTIONS},
+                       {k: v.numpy() for k, v in state.items()})
+    old = load_policy(V0_POLICY, 2)
+    rng = np.random.default_rng(2)
+    count = 0
+    for deal in range(4):
+        v0, v1 = pis_yedili_v0.env(num_players=2), pis_yedili_v1.env(num_players=2)
+        v0.reset(seed=deal)
+        v1.reset(seed=deal)
+        while not v0.unwrapped.game.deal_over:
+            a, b = v0.observe(v0.agent_selection), v1.observe(v1.agent_selection)
+            np.testing.assert_allclose(
+                wide.probabilities(b["observation"], b["action_mask"]),
+                old.probabilities(a["observation"], a["action_mask"]), atol=1e-6)
+            count += 1
+            action = int(rng.choice(np.flatnonzero(a["action_mask"])))
+            v0.step(action)
+            v1.step(action)
+    assert count > 50 and norm is None
+    summary = run(cfg, verbose=False)
+    assert read_policy(summary["policy"])[0]["layout_version"] == 1
