@@ -76,6 +76,7 @@ from pis_env.rules import Rules
 
 from ..belief import DealTracker, sample_hidden_batch, scale_belief
 from . import worlds as W
+from .opponent_models import MixtureModel
 from .opponent_models import opponent_model as make_opponent_model
 
 #: Limits of the user-controlled sizes (checked before any work).
@@ -85,6 +86,14 @@ MAX_MOVES = 32
 MAX_DECISIONS = 2048
 _CARDS = np.arange(NUM_CARDS)
 _BITS = np.left_shift(np.int64(1), _CARDS.astype(np.int64))
+
+
+def _lse(z: np.ndarray) -> np.ndarray:
+    """log-sum-exp over the last axis (-inf where every entry is -inf)."""
+    top = z.max(axis=-1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(z - safe[..., None]).sum(axis=-1)) + safe
 
 
 def mask_of(cards) -> int:
@@ -122,14 +131,14 @@ class ParticleBelief:
     ``particles`` worlds (8..8192, default 256); ``opponent_model`` a spec string or
     model (``agents.inference.opponent_models``; default half heuristic, half uniform);
     ``ess_threshold`` resample below this share of ``particles`` (default 0.5);
-    ``moves`` MH sweeps after each resampling (default 2); ``smoothing`` the share of
+    ``moves`` MH sweeps after each resampling (default 4); ``smoothing`` the share of
     the uniform deal mixed into ``belief`` and ``sample`` (default 0.02); ``rules`` or
     RULES.md's options as keywords: the table's variant; ``seed``: the filter is
     deterministic for a seed and the observations it is shown."""
 
     def __init__(self, num_players: int = 2, rules: Rules | Mapping | None = None, *,
                  particles: int = 256, opponent_model=None, ess_threshold: float = 0.5,
-                 moves: int = 2, smoothing: float = 0.02, seed: int | None = None,
+                 moves: int = 4, smoothing: float = 0.02, seed: int | None = None,
                  num_deals: int = 1, **options):
         from ..heuristic import table_rules
 
@@ -148,6 +157,10 @@ class ParticleBelief:
         self.cfg[K.C_TERMINATE] = 0
         self.particles = particles
         self.model = make_opponent_model(opponent_model, num_players)
+        # A mixture is over who each opponent is, not per move: its parts are the types.
+        parts = self.model.parts if isinstance(self.model, MixtureModel) else [(1.0, self.model)]
+        self.types = [m for _, m in parts]
+        self.type_logprior = np.log(np.array([w for w, _ in parts]))
         self.ess_threshold = float(ess_threshold)
         self.moves = moves
         self.smoothing = float(smoothing)
@@ -169,6 +182,9 @@ class ParticleBelief:
         self.stock = np.zeros((self.particles, NUM_CARDS), dtype=np.int8)
         self.streams = np.zeros(self.particles, dtype=np.uint64)
         self.logw = np.zeros(self.particles)
+        # Per opponent seat, the log-prior of each type (carried from deal to deal).
+        self.seat_logprior = np.tile(self.type_logprior, (self.num_players, 1))
+        self.loglik = np.zeros((self.particles, self.num_players, len(self.types)))
         self.public = 0        # cards that were public this deal (pile, the seat's hand)
         self._clear_history()
         self.updates = 0       # observations taken in
@@ -185,7 +201,7 @@ class ParticleBelief:
         self.dec_mover = np.zeros(cap, dtype=np.int64)
         self.dec_action = np.zeros(cap, dtype=np.int64)
         self.dec_hand = np.zeros((self.particles, cap), dtype=np.int64)
-        self.dec_logp = np.zeros((self.particles, cap))
+        self.dec_logp = np.zeros((self.particles, cap, len(self.types)))
 
     @property
     def ess(self) -> float:
@@ -256,10 +272,13 @@ class ParticleBelief:
         st[:, K.LAST] = (dealer + 1) % n
         self.stock[:] = 0
         self.stock[:, :stocks.shape[1]] = stocks
+        if self.st is not None and self.used:
+            self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))
         self.st = st
         W.refresh_legal(self.st, self.cfg)
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
         self.logw[:] = 0.0
+        self.loglik[:] = 0.0
         self.public = hand
         self._clear_history()
 
@@ -291,8 +310,7 @@ class ParticleBelief:
                     cards = np.array(queue[:value], dtype=np.int64)
                     del queue[:value]
                     W.place_own_draws(st, self.stock, self.streams, self.cfg, cards,
-                                      np.int64(self.public), self.dec_hand, self.used,
-                                      self._repaired)
+                                      np.int64(self.public), self._hist(), self._repaired)
                     self._count_repairs()
                     self.public |= mask_of(cards)
                 for a in actions:
@@ -329,16 +347,19 @@ class ParticleBelief:
         """An opponent decision: repair, weigh by the model, record, step."""
         st = self.st
         W.repair_for_action(st, self.stock, self.streams, self.cfg, np.int64(action),
-                            np.int64(self.public), self.dec_hand, self.used, self._repaired)
+                            np.int64(self.public), self._hist(), self._repaired)
         self._count_repairs()
         mover = int(st[np.argmax(st[:, K.OVER] == 0), K.CUR])
         actions = np.full(self.particles, action, dtype=np.int64)
-        probs = self.model.probs(st, actions, self.cfg)
-        with np.errstate(divide="ignore"):
-            logp = np.log(probs)
+        logp = self._type_logp(st, actions)
         logp[self._repaired == 2] = -np.inf
         self._record(mover, action, logp)
-        self.logw += logp
+        prior = self.seat_logprior[mover]
+        before = _lse(prior + self.loglik[:, mover])
+        self.loglik[:, mover] += logp
+        after = _lse(prior + self.loglik[:, mover])
+        with np.errstate(invalid="ignore"):
+            self.logw += np.where(np.isfinite(after), after - before, -np.inf)
         if not np.isfinite(self.logw).any():
             return False  # no world can explain the move
         live = np.isfinite(self.logw)
@@ -348,6 +369,29 @@ class ParticleBelief:
         if self.ess < self.ess_threshold * self.particles or not live.all():
             self._resample()
         return True
+
+    def _hist(self) -> tuple:
+        """The recorded decisions as the repair kernels read them."""
+        return (self.dec_rows, self.dec_mover, self.dec_action, self.dec_hand,
+                np.int64(self.used))
+
+    def _type_logp(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """log P(action | row) under each opponent type: [K, types]."""
+        out = np.empty((rows.shape[0], len(self.types)))
+        with np.errstate(divide="ignore"):
+            for j, m in enumerate(self.types):
+                out[:, j] = np.log(m.probs(rows, actions, self.cfg))
+        return out
+
+    def type_posterior(self) -> np.ndarray:
+        """[n, types]: per opponent seat (row 0, the seat itself, unused), the
+        probability of each type of the opponent model given the deal so far."""
+        w = self._weights()
+        z = self.seat_logprior[None] + self.loglik
+        z = z - z.max(axis=2, keepdims=True)
+        post = np.exp(z)
+        post /= post.sum(axis=2, keepdims=True)
+        return np.nan_to_num(np.einsum("p,pkj->kj", w, post), nan=1.0 / len(self.types))
 
     def _record(self, mover: int, action: int, logp: np.ndarray) -> None:
         t = self.used
@@ -387,6 +431,7 @@ class ParticleBelief:
         self.stock = np.ascontiguousarray(self.stock[idx])
         self.dec_hand = np.ascontiguousarray(self.dec_hand[idx])
         self.dec_logp = np.ascontiguousarray(self.dec_logp[idx])
+        self.loglik = np.ascontiguousarray(self.loglik[idx])
         self.logw[:] = 0.0
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
         W.shuffle_stocks(self.st, self.stock, self.streams)
@@ -416,23 +461,27 @@ class ParticleBelief:
                 times = np.empty(total, dtype=np.int64)
                 W.swapped_rows(self.dec_rows, self.dec_mover, self.dec_hand, used, xs, ys,
                                counts, self.cfg, rows, worlds, times)
-                probs = self.model.probs(rows, self.dec_action[times], self.cfg)
-                with np.errstate(divide="ignore"):
-                    new = np.log(probs)
+                new = self._type_logp(rows, self.dec_action[times])
                 old = self.dec_logp[worlds, times]
-                diff = np.where(np.isfinite(new), new - np.where(np.isfinite(old), old, 0.0),
-                                -np.inf)
-                delta = np.zeros(p)
-                np.add.at(delta, worlds, diff)
+                impossible = np.zeros(p, dtype=bool)
+                impossible[worlds[~np.isfinite(new).any(axis=1)]] = True
+                with np.errstate(invalid="ignore"):
+                    diff = np.where(np.isfinite(new) & np.isfinite(old), new - old, 0.0)
+                d_loglik = np.zeros_like(self.loglik)
+                np.add.at(d_loglik, (worlds, self.dec_mover[times]), diff)
+                prior = self.seat_logprior[None]
+                delta = (_lse(prior + self.loglik + d_loglik)
+                         - _lse(prior + self.loglik)).sum(axis=1)
+                delta[impossible] = -np.inf
             else:
                 delta = np.zeros(p)
-            accept = proposing & (np.log(self.rng.random(p)) < delta)
-            for b in np.flatnonzero(accept):
-                W.relabel(self.st, self.stock, int(b), int(xs[b]), int(ys[b]), n,
-                          self.dec_hand, used)
+            with np.errstate(invalid="ignore"):
+                accept = proposing & (np.log(self.rng.random(p)) < delta)
+            W.apply_swaps(self.st, self.stock, xs, ys, accept, n, self.dec_hand, used)
             if total:
                 hit = accept[worlds]
                 self.dec_logp[worlds[hit], times[hit]] = new[hit]
+                self.loglik[accept] += d_loglik[accept]
             self.accepted += int(accept.sum())
         W.refresh_legal(self.st, self.cfg)
 
@@ -466,6 +515,7 @@ class ParticleBelief:
         W.refresh_legal(self.st, self.cfg)
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
         self.logw[:] = 0.0
+        self.loglik[:] = 0.0
         self._clear_history()
 
     def _same_deal_as(self, decoded: Mapping) -> bool:
@@ -563,6 +613,17 @@ class ParticleBelief:
         flat = scale_belief(np.zeros((n - 1, NUM_CARDS)), sizes, stock, unseen,
                             self._forbidden())
         return (1.0 - self.smoothing) * marg + self.smoothing * flat
+
+    def worlds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The population as it stands: hand masks [P, n] (seat 0 the observer), the
+        stocks [P, S] (next card first) and the normalised weights [P]."""
+        st = self.st
+        if st is None:
+            raise ValueError("the belief has not observed this deal yet: call observe first")
+        n = self.num_players
+        lo, hi = int(st[0, K.SPOS]), int(st[0, K.SLEN])
+        return (st[:, K.HAND:K.HAND + n].copy(), self.stock[:, lo:hi].astype(np.int64),
+                self._weights())
 
     def sample(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``count`` determinizations in ``sample_hidden_batch``'s form: opponents' hand

@@ -76,9 +76,50 @@ def relabel(st, stock, b, x, y, n, dec_hand, used):
         dec_hand[b, t] = _swap_bits(dec_hand[b, t], bx, by)
 
 
+@njit(cache=True)
+def apply_swaps(st, stock, xs, ys, accept, n, dec_hand, used):
+    """:func:`relabel` ``xs[b]`` with ``ys[b]`` in every world ``b`` with ``accept[b]``."""
+    for b in range(st.shape[0]):
+        if accept[b]:
+            relabel(st, stock, b, xs[b], ys[b], n, dec_hand, used)
+
+
 @njit(cache=True, inline="always")
 def _random_bit(mask, rng, b):
     return K.nth_bit(mask, rand_below(rng, b, popcount(mask)))
+
+
+@njit(cache=True)
+def _keeps_legal(b, x, y, hist, scratch, cfg):
+    """Whether renaming ``x`` and ``y`` in world ``b`` leaves every recorded decision
+    legal for the hand its mover then held (``hist``: rows, movers, actions, hands,
+    used)."""
+    dec_rows, dec_mover, dec_action, dec_hand, used = hist
+    bx = np.int64(1) << np.int64(x)
+    by = np.int64(1) << np.int64(y)
+    for t in range(used):
+        h = dec_hand[b, t]
+        new = _swap_bits(h, bx, by)
+        if new != h:
+            for f in range(scratch.shape[1]):
+                scratch[0, f] = dec_rows[t, f]
+            scratch[0, K.HAND + dec_mover[t]] = new
+            if not (legal_of(scratch, 0, cfg) >> dec_action[t]) & 1:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _pick(pool, x, rng, b, hist, scratch, cfg):
+    """A card of ``pool`` to rename with ``x`` that keeps the recorded decisions legal
+    (tried from a random start; if none does, the first tried)."""
+    k = popcount(pool)
+    start = rand_below(rng, b, k)
+    for i in range(k):
+        y = K.nth_bit(pool, (start + i) % k)
+        if _keeps_legal(b, x, y, hist, scratch, cfg):
+            return y
+    return K.nth_bit(pool, start)
 
 
 @njit(cache=True)
@@ -90,7 +131,7 @@ def _stock_mask(stock, st, b):
 
 
 @njit(cache=True)
-def repair_for_action(st, stock, rng, cfg, action, public, dec_hand, used, repaired):
+def repair_for_action(st, stock, rng, cfg, action, public, hist, repaired):
     """Make ``action`` legal for the current player of every world where it is not,
     by relabelling cards that were never public (``public``: a mask of cards that were).
 
@@ -100,9 +141,15 @@ def repair_for_action(st, stock, rng, cfg, action, public, dec_hand, used, repai
       club; the stricter draw rules): each card that made it illegal is renamed with a
       hidden card that would not be playable here (the stock first, else another hand).
 
+    Among the candidates, one that keeps every recorded decision ``hist`` (rows,
+    movers, actions, hands, used) legal is preferred: after an opening draw of five
+    cards and a club, the club played can only be the last card drawn.
+
     ``repaired[b]``: 1 repaired, 2 could not be repaired (the world is then dead),
     0 untouched."""
     n = cfg[K.C_N]
+    dec_hand, used = hist[3], hist[4]
+    scratch = np.zeros((1, st.shape[1]), dtype=np.int64)
     for b in range(st.shape[0]):
         repaired[b] = 0
         if st[b, K.OVER]:
@@ -119,7 +166,8 @@ def repair_for_action(st, stock, rng, cfg, action, public, dec_hand, used, repai
             if pool == 0:
                 repaired[b] = 2
                 continue
-            relabel(st, stock, b, action, _random_bit(pool, rng, b), n, dec_hand, used)
+            y = _pick(pool, action, rng, b, hist, scratch, cfg)
+            relabel(st, stock, b, action, y, n, dec_hand, used)
         else:
             # The cards that would be playable here whatever the hand: the mover's hand
             # set to the whole deck for a moment.
@@ -137,10 +185,10 @@ def repair_for_action(st, stock, rng, cfg, action, public, dec_hand, used, repai
                 x = lowbit_index(bad)
                 bad &= bad - 1
                 if stock_pool:
-                    y = _random_bit(stock_pool, rng, b)
+                    y = _pick(stock_pool, x, rng, b, hist, scratch, cfg)
                     stock_pool &= ~(np.int64(1) << np.int64(y))
                 elif hand_pool:
-                    y = _random_bit(hand_pool, rng, b)
+                    y = _pick(hand_pool, x, rng, b, hist, scratch, cfg)
                     hand_pool &= ~(np.int64(1) << np.int64(y))
                 else:
                     break
@@ -150,11 +198,13 @@ def repair_for_action(st, stock, rng, cfg, action, public, dec_hand, used, repai
 
 
 @njit(cache=True)
-def place_own_draws(st, stock, rng, cfg, cards, public, dec_hand, used, repaired):
+def place_own_draws(st, stock, rng, cfg, cards, public, hist, repaired):
     """Put the cards the observer is about to draw (``cards``, in order) at the front of
     every world's stock. A world that gave one of them to an opponent renames it with a
     stock card first. ``repaired[b]`` as in :func:`repair_for_action`."""
     n = cfg[K.C_N]
+    dec_hand, used = hist[3], hist[4]
+    scratch = np.zeros((1, st.shape[1]), dtype=np.int64)
     known = np.int64(0)
     for c in cards:
         known |= np.int64(1) << np.int64(c)
@@ -173,7 +223,8 @@ def place_own_draws(st, stock, rng, cfg, cards, public, dec_hand, used, repaired
                     if pool == 0:
                         repaired[b] = 2
                         break
-                    relabel(st, stock, b, c, _random_bit(pool, rng, b), n, dec_hand, used)
+                    y = _pick(pool, c, rng, b, hist, scratch, cfg)
+                    relabel(st, stock, b, c, y, n, dec_hand, used)
                     repaired[b] = max(repaired[b], 1)
                     break
         if repaired[b] == 2:
@@ -284,5 +335,6 @@ def hand_bits(hands, out):
                 out[i, k, c] = 1.0
 
 
-__all__ = ["FULL_DECK", "hand_bits", "place_own_draws", "propose_swaps", "refresh_legal",
-           "relabel", "repair_for_action", "shuffle_stocks", "step_worlds", "swapped_rows"]
+__all__ = ["FULL_DECK", "apply_swaps", "hand_bits", "place_own_draws", "propose_swaps",
+           "refresh_legal", "relabel", "repair_for_action", "shuffle_stocks", "step_worlds",
+           "swapped_rows"]
