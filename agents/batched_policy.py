@@ -66,6 +66,9 @@ class TorchPolicy:
         else:
             self.norm_mean = None
         self.layout = layout
+        #: The layout it reads (the engine's protocol attribute: the batched engine shows
+        #: each policy its own layout); None: whatever the table shows.
+        self.layout_version: int | None = None if layout is None else int(layout[2])
         self.layout_size: int | None = None
         self._later_sizes: dict[int, int] = {}  # row width of a later layout -> version
         if layout is not None:

@@ -60,7 +60,7 @@ def test_a_v0_network_at_a_v1_table_plays_as_at_a_v0_one():
     v0, v1, masks = positions()
     assert v1.shape[1] == Layout.of(2, 1, 1).size > v0.shape[1]
     network = TorchPolicy.from_file(V0_POLICY, 2, 1, deterministic=True)
-    assert network.layout == (2, 1, 0)
+    assert network.layout == (2, 1, 0) and network.layout_version == 0
     at_v0 = network(v0, masks)
     np.testing.assert_array_equal(network(v1, masks), at_v0)
     # and those are the moves PPOAgent's own numpy network chooses at the v0 table
