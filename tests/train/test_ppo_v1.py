@@ -221,3 +221,32 @@ def test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one(tmp_path):
     assert count > 50 and norm is None
     summary = run(cfg, verbose=False)
     assert read_policy(summary["policy"])[0]["layout_version"] == 1
+
+
+def test_a_v1_run_on_the_batched_engine(tmp_path):
+    """vec_env=batched at env_version 1: the heuristic teacher's warm start, the shipped
+    v0 network and the learner's snapshots as opponents, a policy of layout 1."""
+    from train.batched_vec_env import make_league_vec_env
+
+    cfg = C.build(None, [
+        "n_envs=32", "ppo.n_steps=32", "ppo.batch_size=1024", "eval.deals=0",
+        "log.tensorboard=false", "log.progress=false", "max_minutes=null",
+        f"league.opponents={{self: 1, 'ppo:{V0_POLICY}': 1}}", "league.snapshot_every=1024",
+        "pretrain.decisions=1000", "pretrain.epochs=1", "env_version=1",
+        "total_timesteps=2048", f"run_dir={tmp_path / 'batched'}"])
+    games = make_league_vec_env(cfg, League.from_config(cfg["league"]), 0)
+    assert games.layout_version == 1 and games.obs_size == L1
+    summary = run(cfg, verbose=False)
+    meta, _ = read_policy(summary["policy"])
+    assert (meta["layout_version"], meta["layout_size"]) == (1, L1)
+
+
+def test_the_v4_recipe_resolves_and_passes_preflight():
+    """configs/ppo_2p_v4.yaml: a v1 run from the widened v3 bot, checked as a run is
+    before its directory exists (every opponent seated, the initial policy read)."""
+    from train.preflight import check_run
+
+    cfg = C.build(ROOT / "configs" / "ppo_2p_v4.yaml")
+    assert (cfg["env_version"], cfg["init_widen"], cfg["pretrain"]["teacher"]) == (1, True, None)
+    assert cfg["max_minutes"] <= 120 and cfg["run_dir"] == "runs/v4_2p"
+    check_run(cfg)
