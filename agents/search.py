@@ -45,6 +45,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pis_env.cards import NUM_CARDS
+from pis_env.observation import Layout
 from pis_env.rules import Rules
 
 from .base import Agent
@@ -57,6 +58,8 @@ from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 #: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
 MODES = ("belief", "hints", "uniform", "particles")
+#: The observation layout ``determinize="particles"`` asks for: ``pis_yedili_v1``'s.
+PARTICLES_LAYOUT = 1
 #: Who plays the moves of a rollout after the searched action (``rollout_policy``).
 ROLLOUT_POLICIES = ("heuristic", "network", "mixed")
 
@@ -193,7 +196,13 @@ class SearchAgent(Agent):
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  particles: int | None = None, opponent_model=None, moves: int | None = None,
                  **options):
+        if determinize == "particles":
+            # Asks for the v1 observation (its exact public events) where the table offers
+            # every seat its own layout (the tournament, the browser table); reads v0 too.
+            self.layout_version = PARTICLES_LAYOUT
         super().__init__(num_players, num_deals, seed)
+        if determinize == "particles":
+            self._readable_sizes.setdefault(Layout.of(num_players, num_deals, 0).size, 0)
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
             raise ValueError(f"rollouts={rollouts!r}: must be an int >= 1")
         if determinize not in MODES:
@@ -383,8 +392,8 @@ def main(argv=None) -> int:
                       "B/deals.csv (was --compare)")
 
 
-__all__ = ["DEFAULT_ROLLOUTS", "ROLLOUT_POLICIES", "BatchedRollouts", "SearchAgent",
-           "rollout_network", "scores_of"]
+__all__ = ["DEFAULT_ROLLOUTS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
+           "BatchedRollouts", "SearchAgent", "rollout_network", "scores_of"]
 
 
 if __name__ == "__main__":

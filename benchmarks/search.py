@@ -4,12 +4,15 @@
     python -m benchmarks.search                      # a short run (under a minute)
     python -m benchmarks.search --decks 20           # the results page's figure
     python -m benchmarks.search --rollouts 256 --rollout-policy network
+    python -m benchmarks.search --determinize particles   # the particle filter (v1 table)
 
 Each table size plays ``--decks`` duplicate decks (``agents.tournament.deals``), every
 rotation of one search bot among heuristics, and times the search bot's decisions with a
-choice (forced moves cost nothing and are not counted). The first timed decision of each
-table size is played once beforehand, untimed, so that the numba kernels' compilation is
-not in the figure. Figures are wall-clock; run on a quiet machine.
+choice (forced moves cost nothing and are not counted). ``--determinize particles`` plays
+at a ``pis_yedili_v1`` table (the filter reads its exact public events) and counts the
+filter's update in the time; the other modes play at ``pis_yedili_v0``. The first timed
+decision of each table size is played once beforehand, untimed, so that the numba
+kernels' compilation is not in the figure. Figures are wall-clock; run on a quiet machine.
 """
 
 from __future__ import annotations
@@ -18,23 +21,23 @@ import argparse
 import time
 
 from agents import make
-from agents.search import DEFAULT_ROLLOUTS, ROLLOUT_POLICIES
+from agents.search import DEFAULT_ROLLOUTS, MODES, ROLLOUT_POLICIES
 from agents.tournament.deals import deal_setup
-from pis_env import raw_env
+from pis_env import pis_yedili_v1, raw_env
 
 #: Decks per table size of the default run: a figure in well under a minute.
 DEFAULT_DECKS = 3
 
 
 def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
-          rollout_policy: str) -> tuple[float, int]:
+          rollout_policy: str, determinize: str = "belief") -> tuple[float, int]:
     """One deal with the search bot in seat ``rotation``: (seconds, searched decisions)."""
     deck, dealer = deal_setup(seed, deck_index, n)
-    env = raw_env(num_players=n)
+    env = (pis_yedili_v1.raw_env if determinize == "particles" else raw_env)(num_players=n)
     env.reset(seed=deck_index, options={"deck": deck, "dealer": dealer})
     bots = [make("heuristic", num_players=n) for _ in range(n)]
     bots[rotation] = make("search", num_players=n, seed=deck_index, rollouts=rollouts,
-                          rollout_policy=rollout_policy)
+                          rollout_policy=rollout_policy, determinize=determinize)
     spent, decisions = 0.0, 0
     for agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
@@ -52,19 +55,20 @@ def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
 
 
 def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str = "heuristic",
-           players: tuple[int, ...] = (2, 4)) -> dict[int, float]:
+           players: tuple[int, ...] = (2, 4), determinize: str = "belief") -> dict[int, float]:
     """Mean seconds per searched decision at each table size (one line printed each)."""
     out = {}
     for n in players:
-        _play(n, 0, seed + 1, 0, rollouts, rollout_policy)  # warm-up: numba compiles
+        _play(n, 0, seed + 1, 0, rollouts, rollout_policy, determinize)  # numba compiles
         spent, decisions = 0.0, 0
         for g in range(decks):
             for rotation in range(n):
-                s, d = _play(n, g, seed, rotation, rollouts, rollout_policy)
+                s, d = _play(n, g, seed, rotation, rollouts, rollout_policy, determinize)
                 spent, decisions = spent + s, decisions + d
         out[n] = spent / max(decisions, 1)
         print(f"{n} players: {1000 * out[n]:.1f} ms per decision ({decisions} searched "
-              f"decisions, {rollouts} {rollout_policy} rollouts)", flush=True)
+              f"decisions, {rollouts} {rollout_policy} rollouts, determinize={determinize})",
+              flush=True)
     return out
 
 
@@ -77,11 +81,14 @@ def main(argv=None) -> int:
                         help=f"rollouts per decision (default {DEFAULT_ROLLOUTS})")
     parser.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
                         help="who plays the rollouts (default heuristic)")
+    parser.add_argument("--determinize", choices=MODES, default="belief",
+                        help="where the determinizations come from (default belief)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
     args = parser.parse_args(argv)
     if args.decks < 1 or args.rollouts < 1:
         parser.error("--decks and --rollouts must be >= 1")
-    timing(args.decks, args.rollouts, args.seed, args.rollout_policy)
+    timing(args.decks, args.rollouts, args.seed, args.rollout_policy,
+           determinize=args.determinize)
     return 0
 
 
