@@ -525,6 +525,33 @@ MUTANTS: list[Mutant] = [
         why="train/ppo.py's batched VecEnv ignores env_version",
     ),
     Mutant(
+        name="batched-mixed-table-one-layout",
+        file="pis_env/batched/env.py",
+        old="layout_version=layout_of(policy, self.layout_version))",
+        new="layout_version=None)",
+        test=("tests/train/test_batched_vec_env.py::"
+              "test_v0_and_v1_networks_at_one_table_each_see_their_own_layout"),
+        why="the batched engine shows every network the learner's layout, not its own",
+    ),
+    Mutant(
+        name="batched-mixed-table-no-record",
+        file="train/learner_batch.py",
+        old="public_record=any(layout_of(o, layout_version)",
+        new="public_record=any(0 and layout_of(o, layout_version)",
+        test=("tests/train/test_batched_vec_env.py::"
+              "test_v0_and_v1_networks_at_one_table_each_see_their_own_layout"),
+        why="a v0 learner's table keeps no public record for its v1 network opponents",
+    ),
+    Mutant(
+        name="agent-policy-layout-dropped",
+        file="train/learner_batch.py",
+        old='        self.layout_version = getattr(agent, "layout_version", None)',
+        new="        self.layout_version = None",
+        test=("tests/train/test_batched_vec_env.py::"
+              "test_a_v1_agent_row_by_row_at_a_v0_table_is_shown_v1"),
+        why="a v1 agent played row by row is shown the v0 learner's layout",
+    ),
+    Mutant(
         name="vector-ppo-mask-ignored",
         file="train/vector_env.py",
         old="        return self._masks.copy()",

@@ -245,6 +245,10 @@ class _LeagueVecEnv(BatchedVecEnv):
         self._snapshot_policies: dict[str, TorchPolicy] = {}
         self._pool_ids: tuple = ()
         self._since = 0
+        # the league's named opponents from the start, so that the engine keeps the v1
+        # public record when one of them (a ppo: file) reads layout 1
+        named = {k: w for k, w in league.mix.items() if k != "self" and w > 0}
+        kwargs.setdefault("opponent_mix", named or None)
         super().__init__(*args, **kwargs)
         self.refresh_league()
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.batched_policy import TorchPolicy
 from pis_env.batched import kernels as K
-from pis_env.batched.env import SKIP, BatchedEnv
+from pis_env.batched.env import SKIP, BatchedEnv, layout_of
 from pis_env.privileged import privileged_rows, privileged_size
 from pis_env.rules import Rules
 from train.league import win_share
@@ -45,6 +45,9 @@ class AgentPolicy:
     def __init__(self, agent, name: str | None = None):
         self.agent = agent
         self.name = name or getattr(agent, "name", type(agent).__name__)
+        #: the layout the agent reads (``agents.base.Agent.layout_version``): the batched
+        #: engine shows it that one
+        self.layout_version = getattr(agent, "layout_version", None)
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         act = self.agent.act
@@ -117,6 +120,11 @@ class StepResult(NamedTuple):
     ended: MatchResults
 
 
+def _mix_items(mix: Mapping | Sequence[tuple[Any, float]] | None) -> list[tuple[Any, Any]]:
+    """An opponent mix as ``(opponent, weight)`` pairs."""
+    return list(mix.items()) if isinstance(mix, Mapping) else list(mix or [])
+
+
 # ---------------------------------------------------------------------- the core
 class LearnerBatch:
     """``num_envs`` games of :class:`BatchedEnv`, one learner seat each (module docstring).
@@ -142,8 +150,12 @@ class LearnerBatch:
       lowest totals, ``-bonus`` among the others.
     * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
       (default ``agents.make_for_table(name, rules)``).
-    * ``layout_version``: the observation layout the engine writes (0: ``PisYedili-v0``,
-      1: ``PisYedili-v1``).
+    * ``layout_version``: the learner's observation layout (0: ``PisYedili-v0``,
+      1: ``PisYedili-v1``). Every opponent policy is shown the layout it was built for
+      (its ``layout_version``: a ``ppo:`` file's, an agent's), so v0 and v1 networks sit
+      at one table; the engine keeps the v1 public record when the learner or an opponent
+      named here (``opponent``, ``opponent_mix``) reads layout 1. A layout-1 opponent
+      added later to a table without it is a ``ValueError``.
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
@@ -178,9 +190,13 @@ class LearnerBatch:
         self.seed = int(seed)
         seat = "random" if learner_seat in (None, "random") else learner_seat
         per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
-        self.env = BatchedEnv(num_envs, rules, opponent=[self._resolve(o) for o in per_seat],
-                              learner_seat=seat, seed=self.seed, skip_forced=skip_forced,
-                              layout_version=layout_version)
+        resolved = [self._resolve(o) for o in per_seat]
+        mixed = [self._resolve(o) for o, _ in _mix_items(opponent_mix)]
+        self.env = BatchedEnv(num_envs, rules, opponent=resolved, learner_seat=seat,
+                              seed=self.seed, skip_forced=skip_forced,
+                              layout_version=layout_version,
+                              public_record=any(layout_of(o, layout_version)
+                                                for o in resolved + mixed))
         self.layout_version = self.env.game.layout_version
         self.num_envs = num_envs
         self.obs_size = self.env.obs_size
@@ -244,6 +260,7 @@ class LearnerBatch:
         for i, known in enumerate(env.policies):
             if known is resolved:
                 return K.EXTERNAL + i
+        env.check_policy(resolved)
         for i, known in enumerate(env.policies):
             if known is None:
                 env.policies[i] = resolved
@@ -255,8 +272,7 @@ class LearnerBatch:
         """Opponents of the matches that start from now on: ``{opponent: weight}`` (or
         ``(opponent, weight)`` pairs); ``None`` or empty: keep the current seats' ones.
         Callables no game uses any more are released."""
-        items = list(mix.items()) if isinstance(mix, Mapping) else list(mix or [])
-        items = [(o, float(w)) for o, w in items if float(w) > 0]
+        items = [(o, float(w)) for o, w in _mix_items(mix) if float(w) > 0]
         if mix and not items:
             raise ValueError("opponent_mix: the weights sum to 0")
         kinds = [self._kind(o) for o, _ in items]

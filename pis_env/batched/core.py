@@ -104,11 +104,15 @@ class BatchedGame:
     (``obs_dtype=np.uint8`` writes counts unscaled, see :func:`uint8_scale`);
     ``layout_version=1`` those of ``ObservationEncoderV1`` (``pis_yedili_v1``: the public
     record is kept by ``batched.public``; float observations only).
+
+    ``public_record=True`` keeps that record at layout 0 too, so that :meth:`observe`
+    can show layout 1 to some seats (a ``pis_yedili_v1`` bot at a v0 table) while ``obs``
+    stays layout 0; a mixed table, each seat shown the layout its bot was built for.
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, *,
                  seed: int | Sequence[int] | None = None, obs_dtype=np.float32,
-                 layout_version: int = 0, **options):
+                 layout_version: int = 0, public_record: bool = False, **options):
         if rules is None:
             rules = Rules.from_options(**options)
         elif options:
@@ -125,11 +129,13 @@ class BatchedGame:
         self.obs_size = Layout.of(n, rules.num_deals, self.layout_version).size
         self.obs_dtype = np.dtype(obs_dtype)
         self.size_tab = size_table(self.obs_dtype)
-        if self.layout_version and self.obs_dtype.kind != "f":
-            raise ValueError(f"layout_version={layout_version} writes float observations: "
-                             f"obs_dtype must be float32 or float64, got {self.obs_dtype}")
-        #: The layout-1 record (``batched.public``), or None for layout 0.
-        self.public = P.make_record(B, n, rules.num_deals) if self.layout_version else None
+        keep = bool(self.layout_version or public_record)
+        if keep and self.obs_dtype.kind != "f":
+            raise ValueError(f"layout 1 (layout_version={layout_version}, public_record="
+                             f"{public_record}) writes float observations: obs_dtype must "
+                             f"be float32 or float64, got {self.obs_dtype}")
+        #: The layout-1 record (``batched.public``), or None when no seat reads layout 1.
+        self.public = P.make_record(B, n, rules.num_deals) if keep else None
         self.st = np.zeros((B, K.NF), dtype=np.int64)
         self.stock = np.zeros((B, K.NUM_CARDS), dtype=np.int8)
         self.decks = np.zeros((B, rules.num_deals, K.NUM_CARDS), dtype=np.int8)
@@ -369,21 +375,38 @@ class BatchedGame:
         )
 
     # ------------------------------------------------------------------ observations
-    def observe(self, seats=None, games=None, out: np.ndarray | None = None) -> np.ndarray:
+    def observe(self, seats=None, games=None, out: np.ndarray | None = None,
+                layout_version: int | None = None) -> np.ndarray:
         """Observations of ``games`` (default all) seen by ``seats`` (an int, one per
-        game, or ``None``/``-1`` for the current player) as [K, L] (into ``out``)."""
+        game, or ``None``/``-1`` for the current player) as [K, L] (into ``out``), at
+        ``layout_version`` (default the game's; layout 1 needs the public record)."""
         games = self._all if games is None else np.asarray(games, dtype=np.int64).ravel()
         k = games.shape[0]
         seat_arr = _as_index_array(-1 if seats is None else seats, k, "seats")
         if seat_arr.max(initial=-1) >= self.num_players:
             raise ValueError(f"seats must be in 0..{self.num_players - 1} (or -1)")
+        size = self.layout_size(layout_version)
         if out is None:
-            out = np.empty((k, self.obs_size), dtype=self.obs_dtype)
+            out = np.empty((k, size), dtype=self.obs_dtype)
+        elif out.shape != (k, size):
+            raise ValueError(f"out must have shape ({k}, {size}), got {out.shape}")
         K.observe_games(self.st, self.cfg, games, seat_arr, out, self.size_tab)
         if self.public is not None:
             P.observe_public(self.public, self.st, self.cfg, games, seat_arr, out,
                              self.size_tab)
         return out
+
+    def layout_size(self, layout_version: int | None = None) -> int:
+        """The observation length at ``layout_version`` (default the game's); a
+        ``ValueError`` for layout 1 when no public record is kept."""
+        if layout_version is None:
+            return self.obs_size
+        version = check_layout_version(layout_version)
+        if version and self.public is None:
+            raise ValueError(f"layout {version} (pis_yedili_v{version}) needs the public "
+                             f"record, which this layout-{self.layout_version} game does not "
+                             f"keep: build it with public_record=True")
+        return Layout.of(self.num_players, self.rules.num_deals, version).size
 
     def action_masks(self, games=None, out: np.ndarray | None = None) -> np.ndarray:
         """int8 [K, 58] legal-action masks of the current players (zeros when over)."""

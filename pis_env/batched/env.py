@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numba import njit
 
+from ..observation import check_layout_version
 from ..rules import Rules
 from . import kernels as K
 from . import public as P
@@ -22,7 +23,16 @@ from .core import BatchedGame
 #: called once per round for every game waiting on it (one torch forward pass). A policy
 #: that reads the engine arrays itself (the numba bots of ``agents``) defines
 #: ``state_actions(game, games) -> actions`` instead, and no observation is built for it.
+#: A policy with an int attribute ``layout_version`` (a network saved at one layout) is
+#: shown that layout, whatever the learner's (:func:`layout_of`).
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def layout_of(policy, table: int) -> int:
+    """The observation layout ``policy`` reads: its ``layout_version`` (``None``, or none
+    at all: the table's, ``table``), checked."""
+    version = getattr(policy, "layout_version", None)
+    return table if version is None else check_layout_version(version)
 
 _BUILTIN = {"random": K.RANDOM}
 
@@ -40,7 +50,11 @@ class BatchedEnv:
     skip_forced=False, obs_dtype=np.float32, layout_version=0, **rules_options)``
 
     * ``layout_version``: the learner's observation layout (1: ``pis_yedili_v1``'s, the
-      public record kept by the loop).
+      public record kept by the loop). Each external policy is shown its own layout
+      (:func:`layout_of`): a v0 network at a v1 learner's table reads v0 rows, a v1 one at
+      a v0 table v1 rows, for which the game keeps the public record (``public_record``:
+      whether to keep it; default, when the learner or a policy given here reads layout
+      1; a layout-1 policy that joins later a table without it is a ``ValueError``).
 
     * ``opponent``: ``"random"`` (random legal play inside the numba kernel), or a
       callable ``policy(obs, masks) -> actions`` (batched, e.g. a torch snapshot or a bot
@@ -85,22 +99,26 @@ class BatchedEnv:
                  opponent: str | Policy | Sequence[str | Policy] = "random",
                  learner_seat: int | str = 0, seed: int | None = None,
                  skip_forced: bool = False, obs_dtype=np.float32, layout_version: int = 0,
-                 **options):
+                 public_record: bool | None = None, **options):
         if seed is None:
             seed = secrets.randbits(128)  # fresh entropy, as SeedSequence() draws it
+        layout_version = check_layout_version(layout_version)
+        given = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
+        if public_record is None:
+            public_record = any(layout_of(o, layout_version) for o in given)
         self.game = BatchedGame(num_envs, rules, seed=seed, obs_dtype=obs_dtype,
-                                layout_version=layout_version, **options)
+                                layout_version=layout_version, public_record=public_record,
+                                **options)
         game = self.game
         B, n = game.num_games, game.num_players
         self.num_envs = B
         self.num_players = n
         self.rules = game.rules
         self.obs_size = game.obs_size
+        self.layout_version = layout_version
         self.policies: list[Policy] = []
         self.opponent_kinds = np.zeros((B, n), dtype=np.int64)
-        per_seat = (
-            list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
-        )
+        per_seat = given if isinstance(opponent, (list, tuple)) else given * n
         if len(per_seat) != n:
             raise ValueError(f"opponent: one per seat ({n}) or a single one")
         for seat, opp in enumerate(per_seat):
@@ -150,11 +168,23 @@ class BatchedEnv:
         if not callable(opponent) and not hasattr(opponent, "state_actions"):
             raise ValueError(f"opponent must be 'random' or a callable policy, got "
                              f"{opponent!r}")
+        self.check_policy(opponent)
         for i, known in enumerate(self.policies):
             if known is opponent:
                 return K.EXTERNAL + i
         self.policies.append(opponent)
         return K.EXTERNAL + len(self.policies) - 1
+
+    def check_policy(self, policy) -> None:
+        """A ``ValueError`` unless this table can show ``policy`` its layout (layout 1
+        needs the public record, kept from the start of every match)."""
+        version = layout_of(policy, self.layout_version)
+        if version and self.game.public is None and not hasattr(policy, "state_actions"):
+            raise ValueError(
+                f"{policy!r} reads layout {version} (pis_yedili_v{version}), whose public "
+                f"record this layout-{self.layout_version} table does not keep (it is kept "
+                f"from the start of every match): name it among the opponents when the env "
+                f"is built (opponent=, opponent_mix=), or build it with public_record=True")
 
     def _seed_streams(self, seed) -> None:
         B = self.num_envs
@@ -258,7 +288,9 @@ class BatchedEnv:
             if hasattr(policy, "state_actions"):
                 chosen = policy.state_actions(game, games)
             else:
-                chosen = policy(game.observe(games=games), game.action_masks(games=games))
+                obs = game.observe(games=games,
+                                   layout_version=layout_of(policy, self.layout_version))
+                chosen = policy(obs, game.action_masks(games=games))
             actions[games] = np.asarray(chosen, dtype=np.int64)
         self._wait[:] = 0
         return actions
@@ -284,9 +316,11 @@ def env_advance(g, out, env, actions, pub):
     ``carry[b]`` for the next step; a new match that ends before that decision is
     discarded (an episode needs at least one decision).
 
-    ``pub``: the layout-1 record (``public.PublicRecord``), or ``None`` at layout 0. With
-    a record, every action applied is recorded before it is, every deal and match that
-    begins starts its record, and every observation written gets its layout-1 tail. numba
+    ``pub``: the layout-1 record (``public.PublicRecord``), or ``None`` when no seat reads
+    layout 1. With a record, every action applied is recorded before it is, every deal
+    and match that begins starts its record, and every layout-1 row written (the
+    learner's, at layout 1) gets its tail (``public.write_public`` leaves layout-0 rows
+    as they are: a v0 learner at a table with v1 opponents). numba
     compiles one machine code per type of ``pub`` and prunes the ``pub is None``
     branches, so layout 0 runs the loop without a trace of the record: one loop, two
     compilations.

@@ -137,8 +137,12 @@ def _refuse(pub, st, b, p):
 def write_public(pub, st, cfg, b, observer, row, size_tab):
     """Layout 1's record of game ``b`` seen by ``observer`` into ``row``'s tail (zeros).
     ``size_tab[k]`` is ``k / 52`` in the row's dtype (the head's table: the same values
-    as the encoder's division)."""
+    as the encoder's division). A row of layout 0's width has no tail: nothing is
+    written (a game keeping the record for its layout-1 seats writes layout-0 rows for
+    the others)."""
     ring, count, last_own, first, summary, _, o = pub
+    if row.shape[0] <= o[0]:
+        return
     n = cfg[K.C_N]
     o_drawn, o_since, o_suits, o_ranks, o_nom = o[0], o[1], o[2], o[3], o[4]
     o_seat, o_code, o_count, o_dropped, slots = o[5], o[6], o[7], o[8], o[9]

@@ -457,3 +457,112 @@ def test_agent_policy_runs_any_bot_row_by_row():
         _, _, dones, infos = env.step(pick(env.action_masks(), t))
         ended += [infos[b] for b in np.flatnonzero(dones)]
     assert ended and not [i for i in ended if i["end_reason"] == "illegal"]
+
+
+# ---------------------------------------------------------------------- mixed tables
+def _random_policy_file(tmp_path, version: int, rules: dict, seed: int):
+    """A ``train/ppo.py`` weights-only policy file of random weights saved at ``version``."""
+    from agents.ppo import make_metadata
+    from train.checkpoint import export_weights
+
+    meta = make_metadata(rules=rules, net_arch={"pi": [16], "vf": [16]}, activation="tanh",
+                         features=["obs"], layout_version=version)
+    size = Layout.of(rules["num_players"], rules["num_deals"], version).size
+    rng = np.random.default_rng(seed)
+    shapes = {"mlp_extractor.policy_net.0.weight": (16, size),
+              "mlp_extractor.policy_net.0.bias": (16,),
+              "action_net.weight": (58, 16), "action_net.bias": (58,)}
+    sd = {k: torch.tensor(rng.normal(size=s), dtype=torch.float32) for k, s in shapes.items()}
+    path = tmp_path / f"v{version}.pt"
+    export_weights(sd, meta, path)
+    return path
+
+
+@pytest.mark.parametrize("learner_version", [0, 1])
+def test_v0_and_v1_networks_at_one_table_each_see_their_own_layout(tmp_path, learner_version):
+    """Issue 19's mixed tables: a ``ppo:`` policy saved at layout 0 and one saved at layout
+    1 sit at one 3-player table with a learner of either layout. On stacked deals, every
+    row each network is shown and every learner observation equal what the AEC env of
+    that seat's version (``pis_yedili_v0`` / ``pis_yedili_v1``, an independent encoder,
+    both stepped by the same actions) shows that seat."""
+    from pis_env import pis_yedili_v0, pis_yedili_v1
+
+    rules = {"num_players": 3, "num_deals": 2}
+    paths = {v: _random_policy_file(tmp_path, v, rules, seed=v) for v in (0, 1)}
+    env = BatchedVecEnv(1, opponent=["random", f"ppo:{paths[0]}", f"ppo:{paths[1]}"],
+                        learner_seat=0, layout_version=learner_version, seed=0, **rules)
+    benv = env.batched_env
+    refs = {0: pis_yedili_v0.raw_env(**rules), 1: pis_yedili_v1.raw_env(**rules)}
+    shown = {0: 0, 1: 0}
+
+    def seat_view(version: int, seat: int):
+        want = refs[version].observe(f"player_{seat}")
+        return want["observation"], want["action_mask"]
+
+    class Checked:
+        """A seat's network, its every input checked against its version's AEC env."""
+
+        def __init__(self, policy, seat: int):
+            self.policy, self.seat = policy, seat
+            self.layout_version = policy.layout_version
+
+        def __call__(self, obs, masks):
+            actions = self.policy(obs, masks)
+            if refs[0].game.match_over:  # the next match (auto-reset): not a stacked one
+                return actions
+            assert refs[0].agent_selection == f"player_{self.seat}"
+            want_obs, want_mask = seat_view(self.layout_version, self.seat)
+            np.testing.assert_array_equal(obs[0], want_obs)
+            np.testing.assert_array_equal(masks[0], want_mask)
+            shown[self.layout_version] += 1
+            for ref in refs.values():
+                ref.step(int(actions[0]))
+            return actions
+
+    for seat, version in ((1, 0), (2, 1)):
+        i = benv.opponent_kinds[0, seat] - K.EXTERNAL
+        assert benv.policies[i].layout_version == version
+        benv.policies[i] = Checked(benv.policies[i], seat)
+    decks, dealers = stacked_deals(8, 5, 3, 2)
+    matches = 0
+    for m in range(len(decks)):
+        for ref in refs.values():
+            ref.reset(options={"deck": decks[m].tolist(), "dealer": int(dealers[m])})
+        obs = env.reset(decks=decks[m:m + 1], dealers=dealers[m:m + 1])
+        for t in range(400):
+            assert refs[0].agent_selection == "player_0"
+            want_obs, want_mask = seat_view(learner_version, 0)
+            np.testing.assert_array_equal(obs[0], want_obs)
+            np.testing.assert_array_equal(env.action_masks()[0], want_mask.astype(bool))
+            action = pick(env.action_masks(), t)
+            for ref in refs.values():
+                ref.step(int(action[0]))
+            obs, _, dones, infos = env.step(action)
+            if dones[0]:
+                assert refs[0].game.match_over
+                np.testing.assert_array_equal(infos[0]["terminal_observation"],
+                                              seat_view(learner_version, 0)[0])
+                matches += 1
+                break
+    assert matches == len(decks) and min(shown.values()) > 100
+
+
+def test_a_v1_agent_row_by_row_at_a_v0_table_is_shown_v1(tmp_path):
+    """``AgentPolicy`` forwards its agent's ``layout_version``: a v1 ``PPOAgent`` (which
+    refuses any other layout) plays a v0 learner's table; a layout-1 policy that joins a
+    table keeping no public record is refused, naming the way out."""
+    from agents.ppo import PPOAgent
+
+    rules = {"num_players": 3, "num_deals": 1}
+    agent = PPOAgent(_random_policy_file(tmp_path, 1, rules, seed=3), 3, 1)
+    env = BatchedVecEnv(8, opponent=AgentPolicy(agent), learner_seat=0, seed=2, **rules)
+    assert env.layout_version == 0 and env.batched_env.game.public is not None
+    env.reset()
+    ended = 0
+    for t in range(40):
+        _, _, dones, _ = env.step(pick(env.action_masks(), t))
+        ended += int(dones.sum())
+    assert ended > 3
+    plain = BatchedVecEnv(4, opponent="greedy", seed=2, **rules)
+    with pytest.raises(ValueError, match="public_record=True"):
+        plain.set_opponent_mix({AgentPolicy(agent): 1.0})
