@@ -204,6 +204,13 @@ class ParticleBelief:
         self.dec_logp = np.zeros((self.particles, cap, len(self.types)))
 
     @property
+    def _state(self) -> np.ndarray:
+        """The worlds' state rows (only once a deal has been observed)."""
+        if self.st is None:
+            raise ValueError("the belief has not observed this deal yet: call observe first")
+        return self.st
+
+    @property
     def ess(self) -> float:
         """Effective sample size of the weights, ``(sum w)^2 / sum w^2``."""
         w = self._weights()
@@ -275,7 +282,7 @@ class ParticleBelief:
         if self.st is not None and self.used:
             self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))
         self.st = st
-        W.refresh_legal(self.st, self.cfg)
+        W.refresh_legal(self._state, self.cfg)
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
         self.logw[:] = 0.0
         self.loglik[:] = 0.0
@@ -284,8 +291,7 @@ class ParticleBelief:
 
     def _replay(self, events, decoded: Mapping) -> bool:
         """Apply a window's events to every world; False when they do not fit."""
-        st = self.st
-        assert st is not None
+        st = self._state
         hand_now = mask_of(decoded["hand"])
         own_played = mask_of(v for seat, kind, v in events if seat == 0 and kind == "play")
         before = int(st[0, K.HAND])
@@ -325,7 +331,7 @@ class ParticleBelief:
         return not queue
 
     def _live_at(self, seat: int) -> bool:
-        st = self.st
+        st = self._state
         live = st[:, K.OVER] == 0
         return bool(live.any()) and bool((st[live, K.CUR] == seat).all())
 
@@ -336,16 +342,16 @@ class ParticleBelief:
 
     def _step(self, action: int) -> bool:
         charges, winners, rewards = self._scratch
-        live = self.st[:, K.OVER] == 0
-        if not ((self.st[live, K.LEGAL] >> action) & 1).all():
+        live = self._state[:, K.OVER] == 0
+        if not ((self._state[live, K.LEGAL] >> action) & 1).all():
             return False
-        W.step_worlds(self.st, self.stock, self.streams, self.cfg, np.int64(action),
+        W.step_worlds(self._state, self.stock, self.streams, self.cfg, np.int64(action),
                       charges, winners, rewards)
         return True
 
     def _decide(self, action: int) -> bool:
         """An opponent decision: repair, weigh by the model, record, step."""
-        st = self.st
+        st = self._state
         W.repair_for_action(st, self.stock, self.streams, self.cfg, np.int64(action),
                             np.int64(self.public), self._hist(), self._repaired)
         self._count_repairs()
@@ -413,11 +419,11 @@ class ParticleBelief:
             self.dec_logp = np.concatenate([self.dec_logp, np.zeros_like(self.dec_logp)],
                                            axis=1)
             assert self.dec_mover.shape[0] == cap
-        live = np.flatnonzero(self.st[:, K.OVER] == 0)
-        self.dec_rows[t] = self.st[live[0] if live.size else 0]
+        live = np.flatnonzero(self._state[:, K.OVER] == 0)
+        self.dec_rows[t] = self._state[live[0] if live.size else 0]
         self.dec_mover[t] = mover
         self.dec_action[t] = action
-        self.dec_hand[:, t] = self.st[:, K.HAND + mover]
+        self.dec_hand[:, t] = self._state[:, K.HAND + mover]
         self.dec_logp[:, t] = logp
         self.used = t + 1
 
@@ -427,14 +433,14 @@ class ParticleBelief:
         p = self.particles
         positions = (self.rng.random() + np.arange(p)) / p
         idx = np.minimum(np.searchsorted(np.cumsum(w), positions), p - 1)
-        self.st = np.ascontiguousarray(self.st[idx])
+        self.st = np.ascontiguousarray(self._state[idx])
         self.stock = np.ascontiguousarray(self.stock[idx])
         self.dec_hand = np.ascontiguousarray(self.dec_hand[idx])
         self.dec_logp = np.ascontiguousarray(self.dec_logp[idx])
         self.loglik = np.ascontiguousarray(self.loglik[idx])
         self.logw[:] = 0.0
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
-        W.shuffle_stocks(self.st, self.stock, self.streams)
+        W.shuffle_stocks(self._state, self.stock, self.streams)
         self.resamples += 1
         self._rejuvenate()
 
@@ -449,7 +455,7 @@ class ParticleBelief:
         counts = np.empty(p, dtype=np.int64)
         n = self.num_players
         for _ in range(self.moves):
-            W.propose_swaps(self.st, self.stock, self.streams, self.cfg,
+            W.propose_swaps(self._state, self.stock, self.streams, self.cfg,
                             np.int64(self.public), self.dec_mover, self.dec_hand, used,
                             xs, ys, counts)
             total = int(counts.sum())
@@ -477,13 +483,13 @@ class ParticleBelief:
                 delta = np.zeros(p)
             with np.errstate(invalid="ignore"):
                 accept = proposing & (np.log(self.rng.random(p)) < delta)
-            W.apply_swaps(self.st, self.stock, xs, ys, accept, n, self.dec_hand, used)
+            W.apply_swaps(self._state, self.stock, xs, ys, accept, n, self.dec_hand, used)
             if total:
                 hit = accept[worlds]
                 self.dec_logp[worlds[hit], times[hit]] = new[hit]
                 self.loglik[accept] += d_loglik[accept]
             self.accepted += int(accept.sum())
-        W.refresh_legal(self.st, self.cfg)
+        W.refresh_legal(self._state, self.cfg)
 
     # ------------------------------------------------------------------ projection
     def _project(self, decoded: Mapping) -> None:
@@ -512,15 +518,14 @@ class ParticleBelief:
         self.stock[:] = 0
         self.stock[:, :stocks.shape[1]] = stocks
         self.st = st
-        W.refresh_legal(self.st, self.cfg)
+        W.refresh_legal(self._state, self.cfg)
         self.streams[:] = self.rng.integers(1, 2**63, size=p, dtype=np.uint64)
         self.logw[:] = 0.0
         self.loglik[:] = 0.0
         self._clear_history()
 
     def _same_deal_as(self, decoded: Mapping) -> bool:
-        st = self.st
-        assert st is not None
+        st = self._state
         pile = int(st[0, K.PILE])
         now = mask_of(decoded["discard"])
         return (pile & ~now) == 0 and not self.rules.empty_stock == "reshuffle" \
@@ -597,9 +602,7 @@ class ParticleBelief:
     def belief(self, decoded: Mapping | None = None) -> np.ndarray:
         """Probabilities [n-1, 52] that each opponent holds each card: the weighted
         worlds, mixed with ``smoothing`` of the uniform deal."""
-        st = self.st
-        if st is None:
-            raise ValueError("the belief has not observed this deal yet: call observe first")
+        st = self._state
         n = self.num_players
         bits = np.zeros((self.particles, n - 1, NUM_CARDS))
         W.hand_bits(st[:, K.HAND + 1:K.HAND + n], bits)
@@ -617,9 +620,7 @@ class ParticleBelief:
     def worlds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The population as it stands: hand masks [P, n] (seat 0 the observer), the
         stocks [P, S] (next card first) and the normalised weights [P]."""
-        st = self.st
-        if st is None:
-            raise ValueError("the belief has not observed this deal yet: call observe first")
+        st = self._state
         n = self.num_players
         lo, hi = int(st[0, K.SPOS]), int(st[0, K.SLEN])
         return (st[:, K.HAND:K.HAND + n].copy(), self.stock[:, lo:hi].astype(np.int64),
@@ -629,9 +630,7 @@ class ParticleBelief:
         """``count`` determinizations in ``sample_hidden_batch``'s form: opponents' hand
         masks [count, n-1] and stocks [count, S] (next card first, shuffled afresh):
         worlds drawn by weight, a ``smoothing`` share from the uniform deal."""
-        st = self.st
-        if st is None:
-            raise ValueError("the belief has not observed this deal yet: call observe first")
+        st = self._state
         if not 1 <= count <= 1 << 20:
             raise ValueError(f"count={count!r}: must be in 1..{1 << 20}")
         n = self.num_players
