@@ -201,6 +201,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=5_000_000, help="seed of the first deal")
     parser.add_argument("--particles", type=int, default=None)
     parser.add_argument("--moves", type=int, default=None)
+    parser.add_argument("--smoothing", type=float, default=None)
     parser.add_argument("--opponent-model", default=None,
                         help="the filter's opponent model spec (agents.inference."
                              "opponent_models; default its DEFAULT_MODEL)")
@@ -210,11 +211,13 @@ def main(argv=None) -> int:
     if not 1 <= args.positions <= MAX_POSITIONS:
         parser.error(f"--positions must be in 1..{MAX_POSITIONS}")
     options = {k: v for k, v in (("particles", args.particles), ("moves", args.moves),
+                                 ("smoothing", args.smoothing),
                                  ("opponent_model", args.opponent_model)) if v is not None}
     try:
         from agents.inference import ParticleBelief
 
-        ParticleBelief(args.players[0], **options)  # bad options fail before any game
+        for n in args.players:  # bad options fail before any game
+            ParticleBelief(n, **options)
     except ValueError as e:
         parser.error(str(e))
     print(HEADER, flush=True)
