@@ -2,6 +2,7 @@
 
     python -m benchmarks.rllib_sampling                  # ~2 min on 2 cores
     python -m benchmarks.rllib_sampling --steps 20000 --envs 1024
+    python -m benchmarks.rllib_sampling --env-version 1  # PisYedili-v1's observation
 
 Run it in the RLlib virtualenv (``.venv-rllib/bin/python``). Each path is one PPO
 algorithm with two remote env runners (one torch thread each); its runners sample
@@ -29,6 +30,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from pis_env import LAYOUT_VERSIONS
+
 #: Bounds on what one run asks for (checked before anything starts).
 MAX_STEPS = 200_000
 MAX_ENVS = 4096
@@ -36,9 +39,10 @@ PATHS = ("aec", "vector", "cartpole")
 RUNNERS = 2
 
 
-def _config(path: str, envs: int, players: int):
+def _config(path: str, envs: int, players: int, env_version: int = 0):
     """A ``PPOConfig`` for one path, two remote env runners: ``train/rllib_ppo.py``'s own
-    for ``aec`` and ``vector`` (its default config, bots only: no snapshot pool)."""
+    for ``aec`` and ``vector`` (its default config, bots only: no snapshot pool, at the
+    observation layout ``env_version``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
@@ -48,6 +52,7 @@ def _config(path: str, envs: int, players: int):
     per_runner = 16 if path == "aec" else envs
     cfg = load_config(rllib_ppo.DEFAULT_CONFIG, [
         f"env={'aec' if path == 'aec' else 'vector'}", f"rules.num_players={players}",
+        f"env_version={env_version}",
         "opponents={heuristic: 1, greedy: 1}", f"env_runners.num_env_runners={RUNNERS}",
         f"env_runners.num_envs_per_env_runner={per_runner}",
         f"ppo.train_batch_size_per_learner={per_runner * RUNNERS * 64}"])
@@ -85,18 +90,31 @@ def _sample(steps: int):
     return sample
 
 
-def measure(path: str, steps: int, envs: int, players: int, log=print) -> dict:
+def _answers(path: str, expected: int, results: list) -> list:
+    """The env runners' results; RLlib drops the result of a runner whose call raised, so
+    fewer than ``expected`` means a sample failed (its traceback is in the Ray worker's
+    log, ``/tmp/ray/session_latest/logs``)."""
+    if len(results) != expected:
+        raise RuntimeError(f"{path}: {expected - len(results)} of {expected} env runners "
+                           f"failed to sample (the Ray worker logs in "
+                           f"/tmp/ray/session_latest/logs have the error)")
+    return results
+
+
+def measure(path: str, steps: int, envs: int, players: int, log=print,
+            env_version: int = 0) -> dict:
     """Per-runner rates of one path: one runner alone, then both at once."""
     start = time.perf_counter()
-    algo = _config(path, envs, players).build_algo()
+    algo = _config(path, envs, players, env_version).build_algo()
     try:
         group = algo.env_runner_group
         group.foreach_env_runner(_sample(min(steps, 2 * envs)), local_env_runner=False)
         built = time.perf_counter() - start
-        (alone,) = group.foreach_env_runner(_sample(steps), local_env_runner=False,
-                                            remote_worker_ids=[1])
+        alone = _answers(path, 1, group.foreach_env_runner(
+            _sample(steps), local_env_runner=False, remote_worker_ids=[1]))[0]
         wall = time.perf_counter()
-        both = group.foreach_env_runner(_sample(steps), local_env_runner=False)
+        both = _answers(path, RUNNERS, group.foreach_env_runner(_sample(steps),
+                                                                local_env_runner=False))
         wall = time.perf_counter() - wall
     finally:
         algo.stop()
@@ -118,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"vector envs per runner for vector and cartpole (<= {MAX_ENVS})")
     p.add_argument("--players", type=int, default=2, choices=range(2, 8), metavar="2..7")
     p.add_argument("--paths", default=",".join(PATHS), help=f"some of {','.join(PATHS)}")
+    p.add_argument("--env-version", type=int, default=0, choices=LAYOUT_VERSIONS,
+                   help="observation layout of aec and vector (1: PisYedili-v1)")
     args = p.parse_args(argv)
     paths = [x for x in args.paths.split(",") if x]
     if not 1 <= args.steps <= MAX_STEPS:
@@ -134,11 +154,13 @@ def main(argv: list[str] | None = None) -> int:
 
     ray.init(address="local", num_cpus=RUNNERS, include_dashboard=False, log_to_driver=False)
     try:
-        results = [measure(x, args.steps, args.envs, args.players) for x in paths]
+        results = [measure(x, args.steps, args.envs, args.players,
+                           env_version=args.env_version) for x in paths]
     finally:
         ray.shutdown()
     print(f"\nenv steps/s per env runner ({args.steps} steps per runner, {args.players} players, "
-          f"{args.envs} vector envs per runner, aec 16 envs per runner)")
+          f"{args.envs} vector envs per runner, aec 16 envs per runner, "
+          f"env_version {args.env_version})")
     print(f"{'path':10} {'1 runner':>10} {'2 runners':>10} {'2 in all':>10}  learner decisions/s")
     for r in results:
         print(f"{r['path']:10} {r['1 runner']:>10,} {r['2 runners, per runner']:>10,} "

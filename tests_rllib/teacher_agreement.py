@@ -11,16 +11,21 @@ import numpy as np
 import agents
 import pis_env
 
+#: The AEC env of each observation layout.
+AEC_ENVS = {0: pis_env.pis_yedili_v0.env, 1: pis_env.pis_yedili_v1.env}
+
 
 def agreement_with_teacher(path, teacher: str = "heuristic", positions: int = 300,
-                           seed: int = 1000, **rules) -> tuple[float, float]:
+                           seed: int = 1000, env_version: int = 0,
+                           **rules) -> tuple[float, float]:
     """``(agreement, chance)`` over the first ``positions`` decisions with a choice (2+
-    legal actions) of ``teacher``-vs-``teacher`` games at the table of ``rules``:
+    legal actions) of ``teacher``-vs-``teacher`` games at the table of ``rules``
+    (``pis_yedili_v<env_version>``'s observations):
     the share where the policy file plays the teacher's move, and the mean of
     1/|legal| (uniform play's expected agreement) on the same decisions."""
     bot = agents.make("ppo", path=str(path), **rules)
     coach = agents.make(teacher, seed=0, **rules)
-    env = pis_env.env(**rules)
+    env = AEC_ENVS[env_version](**rules)
     same, legal_counts = 0, []
     game = 0
     while len(legal_counts) < positions:

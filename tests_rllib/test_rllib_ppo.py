@@ -30,8 +30,9 @@ TINY_PRETRAIN = ["pretrain.teacher=heuristic", "pretrain.decisions=6000", "pretr
                  "pretrain.batch_size=256", "pretrain.learning_rate=0.003"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray():
+    """One local Ray for the module's RLlib tests (starting one costs seconds)."""
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()

@@ -13,6 +13,7 @@ import ast
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +120,9 @@ def test_config_sets_the_fragment_and_passes_the_learners():
     assert config.gym_env_vectorize_mode == "vector_entry_point"
     assert config.rollout_fragment_length == 64 and config.num_envs_per_env_runner == 128
     assert config.num_learners == 2 and config.num_gpus_per_learner == 0.5
+    assert config.total_train_batch_size == 8192 * 2  # each learner trains on its batch
     assert not config.is_multi_agent
+    config.validate()  # RLlib's own checks pass on this CPU-only machine: no GPU needed here
     assert load_config(None, [])["env_runners"]["num_envs_per_env_runner"] == 256
     aec = load_config(None, ["env=aec", "opponents={heuristic: 1}"])
     assert aec["env_runners"]["num_envs_per_env_runner"] == 16
@@ -134,7 +137,7 @@ def test_config_sets_the_fragment_and_passes_the_learners():
         load_config(None, ["env=sync"])
 
 
-def test_runs_warm_start_resume_export_and_play(run_without_sb3):
+def test_runs_warm_start_resume_export_and_play(run_without_sb3, local_ray, capsys):
     """A new run of the command line, where stable-baselines3 cannot be imported, warms up
     on the numba engine (its imitation plays the heuristic's moves far above chance),
     trains against the bots and its snapshots; resumed here, it goes on without a second
@@ -153,19 +156,12 @@ def test_runs_warm_start_resume_export_and_play(run_without_sb3):
     assert line["snapshots"] == ["self@0", "self@1"]  # opponents.self: the default mix
     before = torch.load(run / "policy.pt", weights_only=True)
 
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        _refuse_then_resume(run, before)
-    finally:
-        ray.shutdown()
-
-
-def _refuse_then_resume(run, before) -> None:
-    """The run of the test above: refused with env=aec, resumed with its own env."""
     # a checkpoint of the other env is refused, naming the env that resumes it
-    with pytest.raises(ConfigError, match="env=vector"):
-        train(load_config(run / "config.yaml", ["env=aec"]), run, resume=True)
-    assert main(["--resume", str(run), "env=aec"]) == 2
+    aec = ["env=aec", "opponents={heuristic: 1, greedy: 1}"]  # a valid aec config
+    with pytest.raises(ConfigError, match="written with env=vector.*resume it with env=vector"):
+        train(load_config(run / "config.yaml", aec), run, resume=True)
+    assert main(["--resume", str(run), *aec]) == 2
+    assert "resume it with env=vector" in capsys.readouterr().err
 
     logs: list[str] = []
     state = train(load_config(run / "config.yaml", ["stop.iterations=2"]), run, resume=True,
@@ -248,3 +244,20 @@ def test_an_aec_checkpoint_from_before_the_vector_env_is_refused(tmp_path, capsy
     (run / "config.yaml").write_text("name: rllib_ppo\n")  # no env key: the default, vector
     assert main(["--resume", str(run)]) == 2
     assert "written with env=aec" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override, match", [
+    ("model.fcnet_hiddens=[64]", r"model.fcnet_hiddens=\[32, 32\]\): --resume keeps them"),
+    ("rules.num_players=3", r"rules.num_players=2\): --resume keeps them"),
+])
+def test_resuming_with_another_table_or_network_is_refused(tmp_path, capsys, override, match):
+    """The checkpoint's modules are built for the run's rules and network: an override of
+    either is refused, naming the key, before RLlib restores anything."""
+    run = tmp_path / "run"
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "state.json").write_text(json.dumps({"env": "vector", "iterations": 1,
+                                                "env_steps": 9, "minutes": 1}))
+    (run / "config.yaml").write_text("name: rllib_ppo\nmodel: {fcnet_hiddens: [32, 32]}\n")
+    assert main(["--resume", str(run), override]) == 2
+    assert re.search(match, capsys.readouterr().err)
+    assert main(["--resume", str(run), "stop.iterations=5", "--print-config"]) == 0  # the rest may

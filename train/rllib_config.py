@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pis_env import Rules, shipped
+from pis_env import LAYOUT_VERSIONS, Rules, shipped
 from train.config import (
     MAX_SEED,
     ConfigError,
@@ -139,6 +139,11 @@ class RLlibConfig:
         "per episode and seat with these weights (never trained); 'self': the pool of the "
         "learner's snapshots (env=vector; shared among them)")
     snapshots: SnapshotsConfig = section(SnapshotsConfig, "the pool behind opponents.self")
+    env_version: int = param(0, "the env the learner plays, pis_yedili_v<N> (train/ppo.py's "
+                             "key): observation layout N is the module's input (0: v0; 1: v1, "
+                             "plus a per-opponent summary and the public event log); the warm "
+                             "start, snapshots, checkpoint and exported policy use it",
+                             choices=LAYOUT_VERSIONS)
     env: str = param("vector", "the sampling env: vector (train.vector_env, the batched numba "
                      "engine with the bots inside it, gym_env_vectorize_mode="
                      "vector_entry_point) or aec (pis_env.env through PettingZooEnv, the "

@@ -1,4 +1,5 @@
-"""The Pis Yedili AEC env as RLlib sees it: ``PettingZooEnv`` over ``pis_env.env``.
+"""The Pis Yedili AEC env as RLlib sees it: ``PettingZooEnv`` over ``pis_env.env`` (or
+``pis_env.pis_yedili_v1.env``: ``env_version``), and the vector env's creator.
 
 RLlib's action-masking module (``train.rllib_modules``) reads observation dicts with the
 keys ``observations`` and ``action_mask`` (a float mask, since it takes its log), while
@@ -46,11 +47,21 @@ class MaskKeysWrapper(BaseWrapper):
                 MASK_KEY: np.asarray(obs["action_mask"], dtype=np.float32)}
 
 
-def make_aec_env(rules: dict):
-    """``pis_env.env(**rules)`` with the keys RLlib's masking module reads."""
-    import pis_env
+def pis_aec_env(rules: dict, env_version: int = 0):
+    """``pis_env.pis_yedili_v<env_version>.env(**rules)``: the AEC env of that observation
+    layout (``pis_env.env`` for 0)."""
+    import importlib
 
-    return MaskKeysWrapper(pis_env.env(**rules))
+    from pis_env import LAYOUT_VERSIONS
+
+    if env_version not in LAYOUT_VERSIONS:
+        raise ValueError(f"env_version={env_version!r}: one of {LAYOUT_VERSIONS}")
+    return importlib.import_module(f"pis_env.pis_yedili_v{int(env_version)}").env(**rules)
+
+
+def make_aec_env(rules: dict, env_version: int = 0):
+    """:func:`pis_aec_env` with the keys RLlib's masking module reads."""
+    return MaskKeysWrapper(pis_aec_env(rules, env_version))
 
 
 def make_vector_env(env_config: dict):
@@ -59,8 +70,9 @@ def make_vector_env(env_config: dict):
     added to ``env_config`` and gets ``train.vector_env.PisYediliVectorEnv`` (the batched
     engine, the dict observation its masking module reads). ``env_config``:
     ``num_envs``, ``rules`` (the options), ``opponents`` (``{bot: weight}``), optional
-    ``learner_seat`` (default ``None``: drawn per match), ``seed``, ``torch_threads``
-    (pinned in the env runner, as :func:`make_env` does)."""
+    ``env_version`` (the observation layout, default 0), ``learner_seat`` (default
+    ``None``: drawn per match), ``seed``, ``torch_threads`` (pinned in the env runner, as
+    :func:`make_env` does)."""
     from train.vector_env import PisYediliVectorEnv
 
     config = dict(env_config)
@@ -68,6 +80,7 @@ def make_vector_env(env_config: dict):
     rules = dict(config.pop("rules", {}))
     return PisYediliVectorEnv(int(config.pop("num_envs", 1)), config.pop("opponents", None),
                               learner_seat=config.pop("learner_seat", None),
+                              layout_version=int(config.pop("env_version", 0)),
                               observation="dict", **config, **rules)
 
 
@@ -109,7 +122,8 @@ def _pin_torch_threads(threads) -> None:
 
 
 def make_env(env_config: dict):
-    """The env creator given to ``register_env``: ``env_config["rules"]`` are the options.
+    """The env creator given to ``register_env``: ``env_config["rules"]`` are the options,
+    ``env_config["env_version"]`` the env (default 0).
 
     It runs in every env runner process, so it also pins that process's torch threads
     (``env_config["torch_threads"]``): the sampling forward passes are tiny (a few rows),
@@ -118,4 +132,5 @@ def make_env(env_config: dict):
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
     _pin_torch_threads(env_config.get("torch_threads"))
-    return PettingZooEnv(make_aec_env(dict(env_config.get("rules", {}))))
+    return PettingZooEnv(make_aec_env(dict(env_config.get("rules", {})),
+                                      int(env_config.get("env_version", 0))))

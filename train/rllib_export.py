@@ -7,7 +7,7 @@ observation vector, the mask applied to the logits outside the network. So the e
 only renames the actor's linear layers into the names ``agents.ppo.NumpyPolicy`` reads
 (``mlp_extractor.policy_net.{0,2,..}``, then ``action_net``) and writes them with the
 project's exporter (``train.checkpoint.export_weights``), with metadata that records the
-layout, the rules and the network.
+layout (the run's ``env_version``), the rules and the network.
 ``agents.make("ppo", path=...)``, the tournament and the terminal game then play it.
 """
 
@@ -63,33 +63,37 @@ def policy_state(state: dict) -> dict:
 
 
 def export_module(state: dict, rules: dict, model: dict, path: str | Path,
-                  extra: dict | None = None) -> Path:
-    """Writes the weights-only ``.pt`` that ``agents.make("ppo", path=...)`` plays."""
+                  extra: dict | None = None, layout_version: int = 0) -> Path:
+    """Writes the weights-only ``.pt`` that ``agents.make("ppo", path=...)`` plays, for the
+    observation layout ``layout_version`` (the run's ``env_version``)."""
     from train.checkpoint import export_weights
 
-    weights, meta = policy_parts(state, rules, model, extra)
+    weights, meta = policy_parts(state, rules, model, extra, layout_version)
     path = Path(path)
     export_weights(weights, meta, path)
     return path
 
 
-def numpy_policy(state: dict, rules: dict, model: dict, extra: dict | None = None):
+def numpy_policy(state: dict, rules: dict, model: dict, extra: dict | None = None,
+                 layout_version: int = 0):
     """The actor as an ``agents.ppo.NumpyPolicy`` (picklable: the snapshots that reach the
     env runners), what the exported file plays."""
     from agents.ppo import NumpyPolicy
 
-    weights, meta = policy_parts(state, rules, model, extra)
+    weights, meta = policy_parts(state, rules, model, extra, layout_version)
     return NumpyPolicy(meta, {k: v.numpy() for k, v in weights.items()})
 
 
-def policy_parts(state: dict, rules: dict, model: dict,
-                 extra: dict | None = None) -> tuple[dict, dict]:
+def policy_parts(state: dict, rules: dict, model: dict, extra: dict | None = None,
+                 layout_version: int = 0) -> tuple[dict, dict]:
     """``(weights, metadata)`` of the policy file: the actor's tensors under
-    ``NumpyPolicy``'s names and ``agents.ppo.make_metadata``'s description."""
+    ``NumpyPolicy``'s names and ``agents.ppo.make_metadata``'s description (a network
+    whose input is not the size of layout ``layout_version``'s observation is refused)."""
     from agents.ppo import make_metadata
 
     weights = policy_state(state)
-    hidden = [int(w.shape[0]) for w, _ in actor_layers(state)[:-1]]
+    layers = actor_layers(state)
+    hidden = [int(w.shape[0]) for w, _ in layers[:-1]]
     activation = model.get("fcnet_activation", "tanh")
     head_activation = model.get("head_fcnet_activation", activation)
     if model.get("head_fcnet_hiddens") and head_activation != activation:
@@ -101,7 +105,12 @@ def policy_parts(state: dict, rules: dict, model: dict,
         activation=activation,
         features=["obs"],
         extra={"trainer": "rllib", **(extra or {})},
+        layout_version=layout_version,
     )
+    if int(layers[0][0].shape[1]) != meta["input_size"]:
+        raise ValueError(f"the actor reads {layers[0][0].shape[1]} inputs; layout version "
+                         f"{layout_version}'s observation at this table has "
+                         f"{meta['input_size']}")
     return weights, meta
 
 

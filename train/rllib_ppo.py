@@ -2,6 +2,7 @@
 
     python train/rllib_ppo.py                                   # configs/rllib_ppo.yaml
     python train/rllib_ppo.py rules.num_players=4 stop.minutes=10 env_runners.num_env_runners=2
+    python train/rllib_ppo.py env_version=1                     # PisYedili-v1's observation
     python train/rllib_ppo.py --resume runs/rllib_ppo-20261201-101500
     python train/rllib_ppo.py --address auto                    # an existing Ray cluster
 
@@ -10,7 +11,10 @@ The env (``env``) is by default the batched vector env (``env=vector``:
 "vector_entry_point"``, ``env_runners.num_envs_per_env_runner`` games per env runner, the
 bots of ``opponents`` played inside the numba engine, one env step per learner decision);
 ``env=aec`` keeps RLlib's ``PettingZooEnv`` over ``pis_env.env`` (``train.rllib_env``), the
-bots as fixed, non-trained RLModules of a multi-agent config. Either way the learner is an
+bots as fixed, non-trained RLModules of a multi-agent config. ``env_version`` (0 or 1, the
+key of ``train/ppo.py``) picks the observation layout either way: ``PisYedili-v1``'s adds
+the public record of the deal; the warm start, the snapshots and the exported policy use
+it, and the policy file records it. Either way the learner is an
 action-masking PPO module (``train.rllib_modules``, the mask read from the dict
 observation) that holds one seat, drawn anew for each episode, against the bots drawn per
 seat and episode. ``rollout_fragment_length`` follows from the batch
@@ -24,15 +28,16 @@ driver, counted in the time budget; ``pretrain.teacher=null`` starts from random
 the driver unless ``learners.num_learners`` > 0). The run directory
 (``runs/<name>-<timestamp>/``) holds ``config.yaml``,
 ``checkpoint/`` (RLlib's ``save_to_path``, replaced atomically every
-``checkpoint_every`` iterations and at the end), ``state.json`` (the env, iterations, env
+``checkpoint_every`` iterations and at the end), ``state.json`` (the env and its version,
+iterations, env
 steps, minutes spent, the warm start's statistics), ``progress.jsonl``, ``policy-pretrain.pt`` (the
 imitation alone) and ``policy.pt``: the learner exported to the
 project's weights-only format (``train.rllib_export``), so ``agents.make("ppo",
 path=...)``, ``python -m agents.tournament --agents ppo:RUN/policy.pt,greedy`` and the
 terminal game play it. ``--resume`` continues the weights, optimizer and counters, with
-what is left of the time budget; a checkpoint of the other ``env`` is refused with the
-``env=`` that resumes it. At the end the policy is evaluated on duplicate deals
-against ``eval_opponents`` (``eval.json``).
+what is left of the time budget; a checkpoint of the other ``env`` or ``env_version`` is
+refused with the ``env=`` / ``env_version=`` that resumes it. At the end the policy is
+evaluated on duplicate deals against ``eval_opponents`` (``eval.json``).
 
 Ray and RLlib are imported inside the functions, so importing this module is cheap.
 """
@@ -94,7 +99,7 @@ def learner_spec(cfg: dict):
     from train.rllib_env import make_aec_env
     from train.rllib_modules import MaskedPPOTorchRLModule
 
-    probe = make_aec_env(cfg["rules"])
+    probe = make_aec_env(cfg["rules"], cfg["env_version"])
     agent = probe.possible_agents[0]
     return RLModuleSpec(
         module_class=MaskedPPOTorchRLModule, observation_space=probe.observation_space(agent),
@@ -142,6 +147,7 @@ def _vector_config(cfg: dict):
         # RLlib's env check steps random actions that ignore the mask (they forfeit)
         .environment(VECTOR_ENV_NAME, disable_env_checking=True,
                      env_config={"rules": cfg["rules"], "opponents": bots_of(cfg),
+                                 "env_version": cfg["env_version"],
                                  "torch_threads": cfg["torch_threads"]})
         .env_runners(gym_env_vectorize_mode="vector_entry_point")
         .rl_module(rl_module_spec=learner_spec(cfg))
@@ -161,7 +167,7 @@ def _aec_config(cfg: dict):
 
     rules = cfg["rules"]
     register_env(ENV_NAME, make_env)
-    probe = make_aec_env(rules)
+    probe = make_aec_env(rules, cfg["env_version"])
     obs_space = probe.observation_space(probe.possible_agents[0])
     act_space = probe.action_space(probe.possible_agents[0])
     specs = {LEARNER: learner_spec(cfg)}
@@ -173,7 +179,8 @@ def _aec_config(cfg: dict):
         PPOConfig()
         # RLlib's env check steps random actions that ignore the mask, which pis_env
         # refuses (illegal_action="raise"); the masked module never plays one.
-        .environment(ENV_NAME, env_config={"rules": rules, "torch_threads": cfg["torch_threads"]},
+        .environment(ENV_NAME, env_config={"rules": rules, "env_version": cfg["env_version"],
+                                           "torch_threads": cfg["torch_threads"]},
                      disable_env_checking=True)
         .multi_agent(policies=set(specs),
                      policy_mapping_fn=SeatMapping(rules["num_players"], bots_of(cfg),
@@ -214,7 +221,8 @@ def save_checkpoint(algo, run_dir: Path, state: dict, cfg: dict) -> None:
     shutil.rmtree(old, ignore_errors=True)
     export_module(learner_state(algo), cfg["rules"], cfg["model"], run_dir / "policy.pt",
                   extra={"run_name": run_dir.name, "env_steps": state["env_steps"],
-                         "iterations": state["iterations"]})
+                         "iterations": state["iterations"]},
+                  layout_version=cfg["env_version"])
     atomic_write_text(run_dir / "state.json", json.dumps(state, indent=1))
 
 
@@ -241,17 +249,31 @@ def _learner_return(result: dict) -> float | None:
 
 def check_resume(run_dir: Path, cfg: dict) -> dict:
     """The run's ``state.json``, after checking that its checkpoint was written by the
-    config's ``env`` (the two envs' RLlib checkpoints hold different modules); a
-    ``ConfigError`` that names the ``env`` to resume with otherwise. Runs from before the
-    vector env record no env: they are aec runs."""
+    config's ``env`` and ``env_version`` (the two envs' RLlib checkpoints hold different
+    modules, the two layouts networks of different input sizes) with the config's
+    ``rules`` and ``model`` (the run's ``config.yaml``); a ``ConfigError`` that names the
+    key otherwise, where RLlib's restore would fail with a traceback or load mismatched
+    weights. Runs from before the vector env record no env: they are aec runs; runs from
+    before v1 record no env_version: 0."""
     state_file = run_dir / "state.json"
     if not state_file.is_file() or not (run_dir / "checkpoint").is_dir():
         raise ConfigError(f"{run_dir} holds no checkpoint of train/rllib_ppo.py to resume")
     state = json.loads(state_file.read_text(encoding="utf-8"))
-    saved = state.get("env", "aec")
-    if saved != cfg["env"]:
-        raise ConfigError(f"{run_dir}'s checkpoint was written with env={saved}, this config "
-                          f"has env={cfg['env']}: resume it with env={saved}")
+    for key, default in (("env", "aec"), ("env_version", 0)):
+        saved = state.get(key, default)
+        if saved != cfg[key]:
+            raise ConfigError(f"{run_dir}'s checkpoint was written with {key}={saved}, this "
+                              f"config has {key}={cfg[key]}: resume it with {key}={saved}")
+    if (run_dir / "config.yaml").is_file():  # the table and the network the modules were built for
+        saved_cfg = load_config(run_dir / "config.yaml")
+        for key in ("rules", "model"):
+            if saved_cfg[key] != cfg[key]:
+                changed = sorted(k for k in {**saved_cfg[key], **cfg[key]}
+                                 if saved_cfg[key].get(k) != cfg[key].get(k))
+                raise ConfigError(
+                    f"{run_dir}'s checkpoint holds modules for its {key} (" + ", ".join(
+                        f"{key}.{k}={saved_cfg[key].get(k)!r}" for k in changed)
+                    + f"): --resume keeps them, drop the {key}.* overrides")
     return state
 
 
@@ -261,10 +283,11 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
     import ray
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    state = {"env": cfg["env"], "iterations": 0, "env_steps": 0, "minutes": 0.0}
+    state = {"env": cfg["env"], "env_version": cfg["env_version"], "iterations": 0,
+             "env_steps": 0, "minutes": 0.0}
     if resume:
         state = check_resume(run_dir, cfg)
-        state["env"] = cfg["env"]
+        state.update(env=cfg["env"], env_version=cfg["env_version"])
     else:
         (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
     if cfg["torch_threads"]:
@@ -330,7 +353,8 @@ class SnapshotPool:
         cfg = self.cfg
         sid = f"{SELF}@{iteration}"
         self.items = [x for x in self.items if x[0] != sid]
-        self.items.append((sid, numpy_policy(learner_state(algo), cfg["rules"], cfg["model"])))
+        self.items.append((sid, numpy_policy(learner_state(algo), cfg["rules"], cfg["model"],
+                                             layout_version=cfg["env_version"])))
         self.items = self.items[-int(cfg["snapshots"]["pool_size"]):]
         payload = {"bots": bots_of(cfg), "self": float(cfg["opponents"][SELF]),
                    "snapshots": self.items, "deterministic": cfg["snapshots"]["deterministic"],

@@ -74,9 +74,8 @@ class CollectSource:
 def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
     """The teacher's decisions on the numba engine (``train.pretrain.collect`` over
     ``train.learner_batch.LearnerBatch``)."""
-    from pis_env.observation import Layout
     from train.learner_batch import LearnerBatch
-    from train.pretrain import collect, make_teacher
+    from train.pretrain import collect, make_teacher, teacher_columns
     from train.rllib_config import bots_of
 
     p, rules = cfg["pretrain"], cfg["rules"]
@@ -84,19 +83,21 @@ def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
     # each game plays many deals: only finished ones have a return
     games = max(1, min(BATCHED_GAMES, int(p["decisions"]) // 200))
     core = LearnerBatch(games, rules, opponent_mix=bots_of(cfg), mix_per="seat",
-                        learner_seat="random", seed=seed)
+                        learner_seat="random", seed=seed, layout_version=cfg["env_version"])
     teacher = make_teacher(p["teacher"], rules, seed=seed)
-    size = Layout.of(rules["num_players"], rules["num_deals"]).size
+    # the columns the teacher reads: the numba heuristic reads the v0 prefix of a v1 row
+    size = teacher_columns(teacher, rules, cfg["env_version"])
     return collect(CollectSource(core), teacher, int(p["decisions"]), size, _gamma(cfg),
                    seed=seed, log=log)
 
 
 def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
-    """The teacher's decisions in ``pis_env.env`` with the Python bots, game after game
-    (every episode finished: all rows have a return)."""
+    """The teacher's decisions in ``pis_env.env`` (``pis_yedili_v1.env`` for
+    ``env_version: 1``) with the Python bots, game after game (every episode finished: all
+    rows have a return)."""
     import agents
-    import pis_env
     from train.rllib_config import bots_of
+    from train.rllib_env import pis_aec_env
 
     p, rules = cfg["pretrain"], cfg["rules"]
     seed = _teacher_seed(cfg)
@@ -109,7 +110,7 @@ def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
     teacher = agents.make_for_table(p["teacher"], rules, seed=seed)
     gamma = _gamma(cfg)
     n = int(rules["num_players"])
-    env = pis_env.env(**rules)
+    env = pis_aec_env(rules, cfg["env_version"])
     xs, masks, actions, returns = [], [], [], []
     game = 0
     t0 = last = time.time()
