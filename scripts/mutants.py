@@ -1089,6 +1089,14 @@ MUTANTS: list[Mutant] = [
         test="tests/agents/test_search_particles.py::test_particles_mode_in_a_tournament",
         why="the tournament shows the particle search v0 observations: every update projects",
     ),
+    Mutant(
+        name="inference-v0-ace-extra-play-forgotten",
+        file="agents/inference/v0_events.py",
+        old='        events.append((1, "pass", None))  # the extra play it did not use',
+        new="        pass",
+        test="tests/agents/test_inference_v0.py::test_rebuilt_windows_equal_the_v1_log",
+        why="a rebuilt v0 window forgets the pass that ends an unused Ace extra play",
+    ),
 ]
 
 

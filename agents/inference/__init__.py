@@ -5,6 +5,7 @@ by how likely an opponent model finds the moves the opponents actually made.
 * ``opponent_models``: the pluggable models of the opponents' moves (heuristic, a
   network's own probabilities, uniform, mixtures), evaluated in batch.
 * ``worlds``: the numba kernels that deal, step, repair and rename the worlds.
+* ``v0_events``: the two-player v0 windows rebuilt as v1 events where they are exact.
 """
 
 from .opponent_models import (

@@ -31,12 +31,16 @@ What it does with each observation:
   exchange of two never-public cards between two holders (an opponent's hand and the
   stock or another hand) and accepting it with the likelihood ratio of the recorded
   decisions the exchange changes.
-* **v0 tables** and v1 windows that lost events (``events_dropped``), or any observation
-  the worlds do not reproduce exactly (a check after every update): the worlds are
-  **projected** onto the observation. Each keeps the cards its opponents hold that are
-  still unseen, a hand that is now too big returns random cards to the stock, one that
-  is too small draws unseen cards at random, hard voids (``DealTracker``) respected.
-  The recorded decisions are dropped (the next resampling has nothing to weigh).
+* **Two-player v0 tables**: the window's events are rebuilt from the two snapshots and
+  the seat's action where they say them exactly (``agents.inference.v0_events``: about
+  98% of the windows of random play), then replayed as at a v1 table.
+* **v0 tables** of three or more players, the other v0 windows, v1 windows that lost
+  events (``events_dropped``), and any observation the worlds do not reproduce exactly
+  (a check after every update): the worlds are **projected** onto the observation.
+  Each keeps the cards its opponents hold that are still unseen, a hand that is now too
+  big returns random cards to the stock, one that is too small draws unseen cards at
+  random, hard voids (``DealTracker``) respected. The recorded decisions are dropped
+  (the next resampling has nothing to weigh).
 
 What is exact and what is not:
 
@@ -75,6 +79,7 @@ from pis_env.engine import DRAW, NOMINATE_BASE, PASS, PHASE_NAMES
 from pis_env.rules import Rules
 
 from ..belief import DealTracker, sample_hidden_batch, scale_belief
+from . import v0_events
 from . import worlds as W
 from .opponent_models import MixtureModel
 from .opponent_models import opponent_model as make_opponent_model
@@ -228,23 +233,34 @@ class ParticleBelief:
     def record(self, action: int) -> None:
         """The action the seat took at its last observation."""
         self.tracker.record(action)
+        self._action = int(action)
 
     def observe(self, decoded: Mapping) -> None:
         """Take in the seat's next observation (``decode_observation``'s dict, v0 or v1)."""
+        prev, action = self.tracker.prev, getattr(self, "_action", None)
+        new_deal = prev is None or not self.tracker._same_deal(prev, decoded)
         self.tracker.observe(decoded)
+        self._action = None
         self.updates += 1
-        ok = False
-        if "events" in decoded and not decoded.get("events_dropped"):
-            ok = self._observe_events(decoded)
+        events = None
+        if "events" in decoded:
+            if not decoded.get("events_dropped"):
+                events = list(decoded["events"])
+        elif self.num_players == 2:  # v0: rebuilt where the snapshot says it exactly
+            if new_deal:
+                events = v0_events.deal_start(decoded)
+            elif action is not None:
+                events = v0_events.window(prev, action, decoded, self.rules)
+        ok = events is not None and self._observe_events(decoded, events)
         if not (ok and self._in_sync(decoded)):
             self._project(decoded)
         self.public |= mask_of(decoded["hand"]) | mask_of(decoded["discard"])
 
-    def _observe_events(self, decoded: Mapping) -> bool:
-        events = list(decoded["events"])
+    def _observe_events(self, decoded: Mapping, events: list) -> bool:
         starts = [i for i, e in enumerate(events) if e[1] == "deal"]
         if starts:
             i = starts[-1]
+            dealer = events[i][0]
             events = events[i + 1:]
             own = [e for e in events if e[0] == 0]
             if any(kind in ("draw", "penalty") for _, kind, _ in own):
@@ -253,7 +269,7 @@ class ParticleBelief:
                                                       if kind == "play")
             if hand.bit_count() != 7:
                 return False
-            self._deal(decoded["events"][i][0], hand)
+            self._deal(dealer, hand)
         elif self.st is None:
             return False
         return self._replay(events, decoded)
