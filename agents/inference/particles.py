@@ -183,6 +183,7 @@ class ParticleBelief:
             self.seed = seed
             self.rng = np.random.default_rng(seed)
         self.tracker.reset()
+        self._action: int | None = None  # the seat's action since its last observation
         self.st: np.ndarray | None = None
         self.stock = np.zeros((self.particles, NUM_CARDS), dtype=np.int8)
         self.streams = np.zeros(self.particles, dtype=np.uint64)
@@ -237,7 +238,7 @@ class ParticleBelief:
 
     def observe(self, decoded: Mapping) -> None:
         """Take in the seat's next observation (``decode_observation``'s dict, v0 or v1)."""
-        prev, action = self.tracker.prev, getattr(self, "_action", None)
+        prev, action = self.tracker.prev, self._action
         new_deal = prev is None or not self.tracker._same_deal(prev, decoded)
         self.tracker.observe(decoded)
         self._action = None
@@ -249,7 +250,7 @@ class ParticleBelief:
         elif self.num_players == 2:  # v0: rebuilt where the snapshot says it exactly
             if new_deal:
                 events = v0_events.deal_start(decoded)
-            elif action is not None:
+            elif action is not None and prev is not None:
                 events = v0_events.window(prev, action, decoded, self.rules)
         ok = events is not None and self._observe_events(decoded, events)
         if not (ok and self._in_sync(decoded)):

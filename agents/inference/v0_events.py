@@ -47,6 +47,7 @@ def window(prev: Mapping, action: int, new: Mapping, rules: Rules) -> list | Non
     """The events from the seat's ``action`` at ``prev`` to its observation ``new``
     (the action first, as a v1 window), or ``None`` when they are ambiguous."""
     pending = prev["pending_sevens"]
+    own: tuple[int, str, int | None]
     if action < NUM_CARDS:
         own = (0, "play", action)
     elif NOMINATE_BASE <= action < DRAW:
@@ -63,7 +64,7 @@ def window(prev: Mapping, action: int, new: Mapping, rules: Rules) -> list | Non
     if not played and delta == 0:
         return [own]  # the seat's turn went on
     drawn = delta + len(played)
-    events = [own]
+    events: list[tuple[int, str, int | None]] = [own]
     faced = pending + 1 if action < NUM_CARDS and action % 13 == SEVEN else 0
     if faced:
         if len(played) == 1 and drawn == 0 and next(iter(played)) % 13 == SEVEN:
