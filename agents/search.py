@@ -11,8 +11,9 @@ than one legal action the bot
    ``drew_on_suit`` hints with ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
    ``"particles"``: the determinizations are the worlds of a particle filter over the
    deal's hidden history, weighed by an opponent model's probability of every move the
-   opponents made (``agents.inference.ParticleBelief``; exact public events at
-   ``pis_yedili_v1`` tables, worlds only kept consistent at v0 ones);
+   opponents made (``agents.inference.ParticleBelief``; the exact public events of
+   ``pis_yedili_v1`` tables, which the bot asks for, or those two-player v0 snapshots
+   imply; elsewhere the worlds are only kept consistent);
 2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
    size, only unseen cards, never a card an opponent is known not to hold (a hard fact,
    so in every mode), the stock in random order;
