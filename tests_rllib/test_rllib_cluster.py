@@ -34,6 +34,8 @@ TINY = ["env_runners.num_env_runners=2", "env_runners.num_envs_per_env_runner=32
 def two_nodes():
     # the head has room for both runners (Ray would pack them there): only the custom
     # resource, one slot per node, puts one runner on each
+    if ray.is_initialized():  # the other tests' shared local Ray (conftest.py)
+        ray.shutdown()
     cluster = Cluster(initialize_head=True,
                       head_node_args={"num_cpus": 4, "resources": {SLOT: 1}})
     cluster.add_node(num_cpus=1, resources={SLOT: 1})

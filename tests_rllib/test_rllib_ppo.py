@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-import ray
 import torch
 from teacher_agreement import agreement_with_teacher
 
@@ -28,14 +27,6 @@ TINY = ["env=aec", "opponents={heuristic: 1, greedy: 1}", "env_runners.num_env_r
 #: A warm start small enough for a test, big enough to imitate most of the heuristic.
 TINY_PRETRAIN = ["pretrain.teacher=heuristic", "pretrain.decisions=6000", "pretrain.epochs=6",
                  "pretrain.batch_size=256", "pretrain.learning_rate=0.003"]
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    """One local Ray for the module's RLlib tests (starting one costs seconds)."""
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_wrapper_renames_keys_and_casts_the_mask():

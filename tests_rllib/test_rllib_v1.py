@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pytest
-import ray
 from teacher_agreement import agreement_with_teacher
 
 import agents
@@ -20,7 +19,7 @@ from pis_env.observation import Layout
 from train.config import ConfigError
 from train.rllib_config import load_config
 from train.rllib_env import OBS_KEY, make_env
-from train.rllib_ppo import learner_spec, main, train
+from train.rllib_ppo import evaluate, learner_spec, main, train
 
 V0, V1 = (Layout.of(2, 1, v).size for v in (0, 1))
 TINY = ["env_version=1", "opponents={greedy: 1, self: 1}", "env_runners.num_env_runners=0",
@@ -31,14 +30,10 @@ TINY = ["env_version=1", "opponents={greedy: 1, self: 1}", "env_runners.num_env_
         "pretrain.epochs=2", "pretrain.learning_rate=0.003"]
 
 
-def test_a_v1_run_samples_v1_and_exports_a_layout_1_policy(tmp_path):
+def test_a_v1_run_samples_v1_and_exports_a_layout_1_policy(local_ray, tmp_path):
     run = tmp_path / "run"
     cfg = load_config(None, TINY)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        state = train(cfg, run, log=lambda s: None)
-    finally:
-        ray.shutdown()
+    state = train(cfg, run, log=lambda s: None)
     assert state["env_version"] == 1 and state["env"] == "vector"
     assert state["iterations"] == 1 and state["env_steps"] >= 512
     assert state["pretrain"]["collector"] == "batched"
@@ -74,6 +69,13 @@ def test_a_v1_run_samples_v1_and_exports_a_layout_1_policy(tmp_path):
         v0 = pis_env.env()
         v0.reset(seed=0)
         bot.act(v0.observe(v0.agent_selection))
+
+    # the run's evaluation seats it in duplicate-deal tournaments (eval.json)
+    out = evaluate(run, {**cfg, "eval_deals": 10, "eval_opponents": ["greedy"]}, workers=1,
+                   log=lambda s: None)
+    assert json.loads((run / "eval.json").read_text()) == out
+    assert out["greedy"]["deals"] == 10
+    assert 0 <= out["greedy"]["low"] <= out["greedy"]["win_rate"] <= out["greedy"]["high"] <= 1
 
 
 def test_the_aec_path_and_the_module_read_the_v1_observation():

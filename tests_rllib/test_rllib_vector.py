@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import ray
 import tomllib
 import torch
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from shared_ray import ensure_local_ray
 from teacher_agreement import agreement_with_teacher
 
 import agents
@@ -84,9 +84,10 @@ def without_sb3(tmp_path) -> dict:
 
 @pytest.fixture(scope="module")
 def run_without_sb3(tmp_path_factory):
-    """``train/rllib_ppo.py`` (TINY: a warm start, one iteration) run as a user runs it, in
-    a process that cannot import stable-baselines3: ``(run dir, its stdout, {module: file}
-    of what the run's processes imported)``."""
+    """``train/rllib_ppo.py`` (TINY: a warm start, one iteration, sampled in the driver)
+    run as a user runs it, in a process that cannot import stable-baselines3, joining the
+    tests' local Ray: ``(run dir, its stdout, {module: file} of what it imported)``."""
+    address = ensure_local_ray()
     tmp = tmp_path_factory.mktemp("no_sb3")
     env = without_sb3(tmp)
     probe = subprocess.run([sys.executable, "-c", "import stable_baselines3"], env=env,
@@ -94,20 +95,13 @@ def run_without_sb3(tmp_path_factory):
     assert probe.returncode != 0 and "blocked" in probe.stderr
     run = tmp / "run"
     done = subprocess.run([sys.executable, "train/rllib_ppo.py", "--run-dir", str(run),
-                           "--address", "local", *TINY], cwd=ROOT, env=env,
+                           "--address", address, *TINY], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     imported: dict = {}
     for path in (tmp / "imports").glob("*.json"):
         imported.update(json.loads(path.read_text()))
     return run, done.stdout, imported
-
-
-@pytest.fixture
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_config_sets_the_fragment_and_passes_the_learners():
