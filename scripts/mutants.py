@@ -491,18 +491,20 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="learner-loop-v1-deal-unrecorded",
-        file="pis_env/batched/env.py",
-        old="P.new_deal(pub, st, b)",
-        new="pass",
+        file="pis_env/batched/stepping.py",
+        old=("% n)\n                        if pub is not None:\n"
+             "                            P.new_deal("),
+        new=("% n)\n                        if pub is not None and n < 0:\n"
+             "                            P.new_deal("),
         test=("tests/train/test_vector_env.py::"
               "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
         why="BatchedEnv's one loop does not start the v1 record of a match's next deal",
     ),
     Mutant(
         name="learner-loop-v1-terminal-without-record",
-        file="pis_env/batched/env.py",
-        old="P.write_public(pub, st, cfg, b, seat, term_obs[b], size_tab)",
-        new="pass",
+        file="pis_env/batched/stepping.py",
+        old="P.write_public(pub, st, cfg, b, seat, term_obs[b],\n",
+        new="P.write_public(pub, st, cfg, b, seat, obs[b],\n",
         test=("tests/train/test_vector_env.py::"
               "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
         why="the learner's final v1 observation lacks its public record",
@@ -840,26 +842,26 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="batched-v1-opening-refuses-diamonds",
         file="pis_env/batched/public.py",
-        old="        pub.summary[b, S_SUITS, p] |= 1  # clubs",
-        new="        pub.summary[b, S_SUITS, p] |= 2  # clubs",
+        old="        summary[b, S_SUITS, p] |= 1  # clubs",
+        new="        summary[b, S_SUITS, p] |= 2  # clubs",
         test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
         why="the batched v1 summary records an opening draw as refusing diamonds",
     ),
     Mutant(
         name="batched-v1-run-of-draws-not-counted",
         file="pis_env/batched/public.py",
-        old="        pub.ring[b, last, 2] += count  # the seat's run of draws goes on",
-        new="        pub.ring[b, last, 2] += 0  # the seat's run of draws goes on",
+        old="        ring[b, last, 2] += count  # the seat's run of draws goes on",
+        new="        ring[b, last, 2] += 0  # the seat's run of draws goes on",
         test="tests/pis_env/test_observation_v1.py::test_the_batched_engine_writes_v1_byte_for_byte",
         why="the batched v1 log counts only the first card of a seat's run of draws",
     ),
     Mutant(
         name="batched-v1-terminal-without-record",
-        file="pis_env/batched/public.py",
-        old="                                 term_obs[b], size_tab)",
-        new="                                 obs[b], size_tab)",
+        file="pis_env/batched/stepping.py",
+        old="P.write_public(pub, st, cfg, b, seat, term_obs[b], size_tab)",
+        new="P.write_public(pub, st, cfg, b, (seat + 1) % cfg[K.C_N], term_obs[b], size_tab)",
         test="tests/pis_env/test_observation_v1.py::test_the_batched_v1_record_follows_auto_resets_and_terminal_observations",
-        why="an auto-reset match's terminal v1 row lacks its public record",
+        why="an auto-reset match's terminal v1 row has another seat's public record",
     ),
     # ---- training on pis_yedili_v1 (issue 19 part 3) ----
     Mutant(

@@ -20,6 +20,7 @@ from ..observation import SIZE_SCALE, Layout, check_layout_version
 from ..rules import Rules
 from . import kernels as K
 from . import public as P
+from .stepping import step_games
 
 
 def rules_vector(rules: Rules) -> np.ndarray:
@@ -347,15 +348,8 @@ class BatchedGame:
             term_seats = _as_index_array(-1 if terminal_seats is None else terminal_seats,
                                          self.num_games, "terminal_seats")
         out = self._out if write_obs else self._out_no_obs
-        if self.public is not None:
-            bad = K.check_actions(self.st, acts, self.cfg[K.C_TERMINATE] != 0)
-            if bad == 0:  # the record reads the state before the step
-                P.record_actions(self.public, self.st, self.cfg, acts)
-        bad = K.step_games(self.batch, acts, auto_reset, out, term_seats, term_obs)
-        if self.public is not None and bad == 0:
-            P.after_step(self.public, self.st, self.cfg, acts, self.reason, self._done,
-                         auto_reset, term_obs.shape[0] == self.num_games, term_seats,
-                         term_obs, self.obs, write_obs, self.size_tab)
+        bad = step_games(self.batch, acts, auto_reset, out, term_seats, term_obs,
+                         self.public)
         if bad < 0:
             raise ValueError(f"game {-bad - 1}: the match is over; reset it (or use "
                              "auto_reset)")

@@ -11,13 +11,12 @@ import secrets
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from numba import njit
 
 from ..observation import check_layout_version
 from ..rules import Rules
 from . import kernels as K
-from . import public as P
 from .core import BatchedGame
+from .stepping import SKIP, env_advance
 
 #: An external opponent: ``policy(obs [K, L], masks int8 [K, 58]) -> actions [K]``,
 #: called once per round for every game waiting on it (one torch forward pass). A policy
@@ -34,12 +33,8 @@ def layout_of(policy, table: int) -> int:
     version = getattr(policy, "layout_version", None)
     return table if version is None else check_layout_version(version)
 
-_BUILTIN = {"random": K.RANDOM}
 
-#: An action of :meth:`BatchedEnv.step` that leaves its game as it is (no move, no reward;
-#: obs and mask unchanged): how a vector env with gymnasium's next-step auto-reset holds
-#: a game whose new match it has not shown yet.
-SKIP = -2
+_BUILTIN = {"random": K.RANDOM}
 
 
 class BatchedEnv:
@@ -294,109 +289,3 @@ class BatchedEnv:
             actions[games] = np.asarray(chosen, dtype=np.int64)
         self._wait[:] = 0
         return actions
-
-
-# ---------------------------------------------------------------------- the loop
-@njit(cache=True)
-def env_advance(g, out, env, actions, pub):
-    """Advance every game ``b`` with ``actions[b] != SKIP`` for ``BatchedEnv``: apply
-    ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
-    play in-kernel opponents (``kinds[b, seat]`` 0: random legal play) until it is the
-    learner's turn (``wait[b] = 0``; its observation and mask are written) or an external
-    opponent's (``wait[b] = kinds[b, seat] >= EXTERNAL``: a bot or network outside).
-    With ``skip_forced`` the learner's forced moves (a single legal action) are played
-    here too, and do not count as its first decision of a match.
-
-    Rewards of deals that end go to ``reward[b]`` (the learner's seat's); a finished match
-    sets ``done[b]``, writes the learner's view of its final position into ``term_obs[b]``,
-    the match totals into ``term_totals[b]``, its opponent kinds into ``term_kinds[b]`` and
-    its final state into ``term_st[b]`` / ``term_stock[b]``, and starts a new match, whose
-    opponents are drawn from the mix (``kernels.draw_opponents``) when ``cum`` is not
-    empty. Until the learner's first decision in a new match, its deal rewards wait in
-    ``carry[b]`` for the next step; a new match that ends before that decision is
-    discarded (an episode needs at least one decision).
-
-    ``pub``: the layout-1 record (``public.PublicRecord``), or ``None`` when no seat reads
-    layout 1. With a record, every action applied is recorded before it is, every deal
-    and match that begins starts its record, and every layout-1 row written (the
-    learner's, at layout 1) gets its tail (``public.write_public`` leaves layout-0 rows
-    as they are: a v0 learner at a table with v1 opponents). numba
-    compiles one machine code per type of ``pub`` and prunes the ``pub is None``
-    branches, so layout 0 runs the loop without a trace of the record: one loop, two
-    compilations.
-
-    ``g``: the ``kernels.Batch``; ``out``: the ``kernels.StepOut`` (``out.done`` is the
-    learner's episode end, ``out.obs`` / ``out.masks`` its view); ``env``: the
-    ``kernels.LearnerSeats``."""
-    st, stock, decks, rng, cfg, size_tab = g
-    out_reason, done, out_charges, out_winners, out_rewards, obs, masks = out
-    (learner, kinds, opp_rng, seat_rng, reward, carry, wait, decisions, term_obs,
-     term_totals, term_kinds, term_st, term_stock, cum, table, per_game, mix_rng,
-     skip_forced) = env
-    n = cfg[K.C_N]
-    mix = cum.shape[0] > 0
-    for b in range(actions.shape[0]):
-        a = actions[b]
-        if a == SKIP:
-            continue
-        forced = False
-        while True:
-            if a >= 0:
-                if st[b, K.CUR] == learner[b, K.L_SEAT] and not forced:
-                    learner[b, K.L_FRESH] = 0
-                decisions[b] += 1
-                if pub is not None:
-                    P.record_action(pub, st, cfg, b, a)
-                K.apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
-                if st[b, K.OVER]:
-                    r = out_rewards[b, learner[b, K.L_SEAT]]
-                    if learner[b, K.L_FRESH]:
-                        carry[b] += r
-                    else:
-                        out_reason[b] = st[b, K.REASON]
-                        reward[b] += r
-                    if st[b, K.MOVER]:
-                        if not learner[b, K.L_FRESH]:
-                            done[b] = 1
-                            seat = learner[b, K.L_SEAT]
-                            K.write_obs(st, cfg, b, seat, term_obs[b], size_tab)
-                            if pub is not None:
-                                P.write_public(pub, st, cfg, b, seat, term_obs[b], size_tab)
-                            for i in range(n):
-                                term_totals[b, i] = st[b, K.TOTAL + i]
-                                term_kinds[b, i] = kinds[b, i]
-                            term_st[b, :] = st[b, :]
-                            term_stock[b, :] = stock[b, :]
-                        carry[b] = 0.0
-                        st[b, K.NSTACK] = 0
-                        K.new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
-                        if pub is not None:
-                            P.new_match_record(pub, st, b)
-                        if learner[b, K.L_REDRAW]:
-                            learner[b, K.L_SEAT] = K.rand_below(seat_rng, b, n)
-                        learner[b, K.L_FRESH] = 1
-                        if mix:
-                            K.draw_opponents(kinds, b, n, cum, table, per_game, mix_rng)
-                    else:
-                        K.start_deal(st, stock, decks, rng, cfg, b, (st[b, K.DEALER] + 1) % n)
-                        if pub is not None:
-                            P.new_deal(pub, st, b)
-            cur = st[b, K.CUR]
-            if cur == learner[b, K.L_SEAT]:
-                legal = st[b, K.LEGAL]
-                if skip_forced and legal & (legal - 1) == 0:
-                    a = K.lowbit_index(legal)
-                    forced = True
-                    continue
-                wait[b] = 0
-                K.write_obs(st, cfg, b, cur, obs[b], size_tab)
-                if pub is not None:
-                    P.write_public(pub, st, cfg, b, cur, obs[b], size_tab)
-                K.write_mask(legal, masks[b])
-                break
-            forced = False
-            kind = kinds[b, cur]
-            if kind >= K.EXTERNAL:
-                wait[b] = kind
-                break
-            a = K.random_action(st[b, K.LEGAL], opp_rng, b)

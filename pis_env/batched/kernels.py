@@ -153,7 +153,7 @@ class StepOut(NamedTuple):
 
 
 class LearnerSeats(NamedTuple):
-    """``BatchedEnv``'s side of ``env.env_advance``: the learner's seat per game
+    """``BatchedEnv``'s side of ``stepping.env_advance``: the learner's seat per game
     (``learner[b]``: seat, redraw, fresh), the opponents' kinds and RNG streams, the
     rewards owed to the learner, which games wait on an outside policy, the decision
     counters, the record of every finished match (``term_*``), the opponent mix
@@ -371,8 +371,11 @@ def _advance(st, b, steps, cfg):
 
 
 @njit(cache=True)
-def _end_deal(st, b, cfg, reason, charges, winners, out_charges, out_winners, out_rewards):
-    """Record the end of a deal: charges, winners, totals, rewards (``deal_rewards``)."""
+def _end_deal(st, b, cfg, reason, out_charges, out_winners, out_rewards):
+    """Record the end of a deal whose charges and winners the caller wrote into
+    ``out_charges[b]`` / ``out_winners[b]``: totals, rewards (``deal_rewards``). (In place,
+    with no array of its own: the stepping loops are compiled without numba's reference
+    counting, ``stepping``, and so is everything they call.)"""
     n = cfg[C_N]
     st[b, OVER] = 1
     st[b, REASON] = reason
@@ -380,22 +383,20 @@ def _end_deal(st, b, cfg, reason, charges, winners, out_charges, out_winners, ou
     total = 0
     num_winners = 0
     for i in range(n):
-        out_charges[b, i] = charges[i]
-        out_winners[b, i] = winners[i]
-        st[b, TOTAL + i] += charges[i]
-        total += charges[i]
-        num_winners += winners[i]
+        st[b, TOTAL + i] += out_charges[b, i]
+        total += out_charges[b, i]
+        num_winners += out_winners[b, i]
     if reason == ILLEGAL or reason == TRUNCATED or st[b, DEAL] >= cfg[C_DEALS] - 1:
         st[b, MOVER] = 1
     for i in range(n):
         if reason == TRUNCATED:
             out_rewards[b, i] = 0.0
         elif cfg[C_WIN] == 0:
-            c = charges[i]
+            c = out_charges[b, i]
             out_rewards[b, i] = ((total - c) / (n - 1) - c) / POINTS_SCALE
         elif num_winners == 0 or num_winners == n:
             out_rewards[b, i] = 0.0
-        elif winners[i]:
+        elif out_winners[b, i]:
             out_rewards[b, i] = 1.0 / num_winners
         else:
             out_rewards[b, i] = -1.0 / (n - num_winners)
@@ -404,21 +405,14 @@ def _end_deal(st, b, cfg, reason, charges, winners, out_charges, out_winners, ou
 @njit(cache=True)
 def _end_by_empty_stock(st, b, cfg, out_charges, out_winners, out_rewards):
     n = cfg[C_N]
-    points = np.empty(n, np.int64)
     low = np.int64(1) << 40
     for i in range(n):
-        points[i] = points_of(st[b, HAND + i])
-        if points[i] < low:
-            low = points[i]
-    charges = np.zeros(n, np.int64)
-    winners = np.zeros(n, np.int64)
+        low = min(low, points_of(st[b, HAND + i]))
     for i in range(n):
-        if points[i] == low:
-            winners[i] = 1
-        else:
-            charges[i] = points[i]
-    _end_deal(st, b, cfg, np.int64(EMPTY_STOCK), charges, winners,
-              out_charges, out_winners, out_rewards)
+        points = points_of(st[b, HAND + i])
+        out_winners[b, i] = points == low
+        out_charges[b, i] = 0 if points == low else points
+    _end_deal(st, b, cfg, np.int64(EMPTY_STOCK), out_charges, out_winners, out_rewards)
 
 
 @njit(cache=True)
@@ -461,15 +455,29 @@ def _take(st, stock, rng, cfg, b, p, count, out_charges, out_winners, out_reward
 
 
 @njit(cache=True)
+def _end_by_going_out(st, b, cfg, p, mult, out_charges, out_winners, out_rewards):
+    for i in range(cfg[C_N]):
+        out_charges[b, i] = points_of(st[b, HAND + i]) * mult
+        out_winners[b, i] = i == p
+    _end_deal(st, b, cfg, np.int64(GOING_OUT), out_charges, out_winners, out_rewards)
+
+
+@njit(cache=True)
+def _end_by_truncation(st, b, cfg, out_charges, out_winners, out_rewards):
+    for i in range(cfg[C_N]):
+        out_charges[b, i] = 0
+        out_winners[b, i] = 0
+    _end_deal(st, b, cfg, np.int64(TRUNCATED), out_charges, out_winners, out_rewards)
+
+
+@njit(cache=True)
 def _forfeit(st, b, cfg, out_charges, out_winners, out_rewards):
-    n = cfg[C_N]
     p = st[b, CUR]
-    charges = np.zeros(n, np.int64)
-    winners = np.ones(n, np.int64)
-    charges[p] = FORFEIT_FACTOR * points_of(st[b, HAND + p]) + FORFEIT_FINE
-    winners[p] = 0
-    _end_deal(st, b, cfg, np.int64(ILLEGAL), charges, winners,
-              out_charges, out_winners, out_rewards)
+    for i in range(cfg[C_N]):
+        out_charges[b, i] = 0
+        out_winners[b, i] = i != p
+    out_charges[b, p] = FORFEIT_FACTOR * points_of(st[b, HAND + p]) + FORFEIT_FINE
+    _end_deal(st, b, cfg, np.int64(ILLEGAL), out_charges, out_winners, out_rewards)
 
 
 @njit(cache=True, inline="always")
@@ -482,7 +490,6 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
         _forfeit(st, b, cfg, out_charges, out_winners, out_rewards)
         return
     st[b, TURNS] += 1
-    n = cfg[C_N]
     steps = 0  # how far play moves on after the action (one call site: inlined once)
     if a < NUM_CARDS:
         bit = np.int64(1) << a
@@ -502,13 +509,7 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
                 st[b, SUIT] = suit
             mult = (SEVEN_MULTIPLIER if rank == SEVEN else JACK_MULTIPLIER if rank == JACK
                     else 1)
-            charges = np.empty(n, np.int64)
-            winners = np.zeros(n, np.int64)
-            for i in range(n):
-                charges[i] = points_of(st[b, HAND + i]) * mult
-            winners[p] = 1
-            _end_deal(st, b, cfg, np.int64(GOING_OUT), charges, winners,
-                      out_charges, out_winners, out_rewards)
+            _end_by_going_out(st, b, cfg, p, mult, out_charges, out_winners, out_rewards)
         elif rank == JACK:
             st[b, PHASE] = NOMINATE
         else:
@@ -548,9 +549,7 @@ def apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_reward
         _advance(st, b, steps, cfg)
     if st[b, OVER] == 0:
         if cfg[C_MAX_TURNS] > 0 and st[b, TURNS] >= cfg[C_MAX_TURNS]:
-            zeros = np.zeros(n, np.int64)
-            _end_deal(st, b, cfg, np.int64(TRUNCATED), zeros, zeros,
-                      out_charges, out_winners, out_rewards)
+            _end_by_truncation(st, b, cfg, out_charges, out_winners, out_rewards)
         else:
             st[b, LEGAL] = legal_of(st, b, cfg)
 
@@ -662,55 +661,6 @@ def check_actions(st, actions, allow_illegal):
     return 0
 
 
-@njit(cache=True)
-def step_games(g, actions, auto_reset, out, term_seats, term_obs):
-    """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``, after checking
-    them all (:func:`check_actions`; an illegal action forfeits with
-    ``illegal_action="terminate"``): returns that check's code, and changes nothing
-    unless it is 0. ``g`` is the :class:`Batch`, ``out`` the :class:`StepOut`.
-
-    Per game: ``out.reason[b]`` why a deal ended at this step (0: none), ``out.done[b]``
-    the match ended; where a deal ended ``out.charges``, ``out.winners``, ``out.rewards``
-    hold its results. A finished deal of an unfinished match deals the next one at once
-    (as the AEC env does). A finished match writes its final position seen by
-    ``term_seats[b]`` (``< 0``: the player who acted) into ``term_obs[b]`` when
-    ``term_obs`` has B rows, then with ``auto_reset`` starts a new match. When
-    ``out.obs`` / ``out.masks`` have B rows they receive every game's current observation
-    / mask."""
-    st, stock, decks, rng, cfg, size_tab = g
-    out_reason, out_done, out_charges, out_winners, out_rewards, obs, masks = out
-    code = check_actions(st, actions, cfg[C_TERMINATE] != 0)
-    if code != 0:
-        return code
-    write_terminal = term_obs.shape[0] == actions.shape[0]
-    write_o = obs.shape[0] == actions.shape[0]
-    write_m = masks.shape[0] == actions.shape[0]
-    for b in range(actions.shape[0]):
-        a = actions[b]
-        out_reason[b] = 0
-        out_done[b] = 0
-        if a >= 0:
-            apply_action(st, stock, rng, cfg, b, a, out_charges, out_winners, out_rewards)
-            if st[b, OVER]:
-                out_reason[b] = st[b, REASON]
-                if st[b, MOVER]:
-                    out_done[b] = 1
-                    if write_terminal:
-                        seat = term_seats[b]
-                        write_obs(st, cfg, b, st[b, LAST] if seat < 0 else seat,
-                                  term_obs[b], size_tab)
-                    if auto_reset:
-                        st[b, NSTACK] = 0
-                        new_match(st, stock, decks, rng, cfg, b, np.int64(-1))
-                else:
-                    start_deal(st, stock, decks, rng, cfg, b, (st[b, DEALER] + 1) % cfg[C_N])
-        if write_o:
-            write_obs(st, cfg, b, st[b, CUR], obs[b], size_tab)
-        if write_m:
-            write_mask(st[b, LEGAL], masks[b])
-    return 0
-
-
 # ---------------------------------------------------------------------- policies
 @njit(cache=True, inline="always")
 def random_action(legal, rng, b):
@@ -729,7 +679,7 @@ def random_actions(st, rng, out):
 
 
 # ---------------------------------------------------------------------- learner env
-# What ``BatchedEnv``'s loop reads (``env.env_advance``: beside the public record it keeps
+# What ``BatchedEnv``'s loop reads (``stepping.env_advance``, with the public record it keeps
 # at layout 1). ``learner[b]``: (seat, redraw the seat for every new match, fresh).
 # ``fresh``: the learner has not decided yet in the current match.
 L_SEAT, L_REDRAW, L_FRESH = 0, 1, 2

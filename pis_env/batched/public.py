@@ -2,9 +2,8 @@
 
 ``pis_env.events`` replays a ``GameState``'s history; the batched engine keeps no
 history, so this module keeps, per game, what layout 1 needs and updates it as the
-actions are applied (``record_actions`` before ``kernels.step_games``, ``after_step``
-after it; ``BatchedEnv``'s loop calls ``record_action``, ``new_deal``,
-``new_match_record`` and ``write_public`` as it goes): the per-seat summary of the
+actions are applied (the loops of ``stepping`` call ``record_action``, ``new_deal``,
+``new_match_record`` and ``write_public`` as they go): the per-seat summary of the
 deal (cards drawn, drawn since the last play, refused suits and ranks as bit masks, the
 latest nomination) and a ring of
 the last ``RING`` events of the match, already merged (a seat's run of draws is one
@@ -49,7 +48,6 @@ class PublicRecord(NamedTuple):
     last_own: np.ndarray   # [B, 7] entry of each seat's latest action (0: none yet)
     first: np.ndarray      # int8 [B, 7, 3] that action as its window's first event
     summary: np.ndarray    # int64 [B, 5, 7] per seat: S_DRAWN ... S_NOMINATED (-1: none)
-    actor: np.ndarray      # [B] the seat that acted at the last step
     offsets: np.ndarray    # [10] starts of SEGMENTS, then the number of event slots
 
 
@@ -63,39 +61,45 @@ def make_record(num_games: int, num_players: int, num_deals: int) -> PublicRecor
     return PublicRecord(np.zeros((B, RING, 3), np.int8), np.zeros(B, np.int64),
                         np.zeros((B, K.MAX_PLAYERS), np.int64),
                         np.zeros((B, K.MAX_PLAYERS, 3), np.int8),
-                        np.zeros((B, 5, K.MAX_PLAYERS), np.int64), np.zeros(B, np.int64),
+                        np.zeros((B, 5, K.MAX_PLAYERS), np.int64),
                         np.array(offsets, np.int64))
 
 
+# The helpers below are inlined into the stepping loops. They take the record's arrays
+# unpacked and never return early: an inlined function that reads a tuple's arrays field
+# by field or returns from inside a branch keeps numba's reference counting of those
+# arrays in the loop (measured 2-3x slower).
 @njit(cache=True, inline="always")
-def _push(pub, b, seat, code, count):
-    i = pub.pushed[b] & (RING - 1)
-    pub.ring[b, i, 0] = seat
-    pub.ring[b, i, 1] = code
-    pub.ring[b, i, 2] = count
-    pub.pushed[b] += 1
+def _push(ring, pushed, b, seat, code, count):
+    i = pushed[b] & (RING - 1)
+    ring[b, i, 0] = seat
+    ring[b, i, 1] = code
+    ring[b, i, 2] = count
+    pushed[b] += 1
 
 
 @njit(cache=True, inline="always")
 def new_deal(pub, st, b):
     """The deal just dealt in game ``b``: its marker, a fresh summary."""
+    ring, pushed, _, _, summary, _ = pub
     for s in range(K.MAX_PLAYERS):
         for r in range(5):
-            pub.summary[b, r, s] = 0
-        pub.summary[b, S_NOMINATED, s] = -1
-    _push(pub, b, st[b, K.DEALER], NEW_DEAL, 0)
+            summary[b, r, s] = 0
+        summary[b, S_NOMINATED, s] = -1
+    _push(ring, pushed, b, st[b, K.DEALER], NEW_DEAL, 0)
 
 
 @njit(cache=True, inline="always")
 def new_match_record(pub, st, b):
     """The match just started in game ``b``: an empty ring, then its first deal."""
-    pub.pushed[b] = 0
+    _, pushed, last_own, first, _, _ = pub
+    pushed[b] = 0
     new_deal(pub, st, b)
     for s in range(K.MAX_PLAYERS):
-        pub.last_own[b, s] = 0
-        pub.first[b, s, 0] = st[b, K.DEALER]
-        pub.first[b, s, 1] = NEW_DEAL
-        pub.first[b, s, 2] = 0
+        last_own[b, s] = 0
+        first[b, s, 0] = st[b, K.DEALER]
+        first[b, s, 1] = NEW_DEAL
+        first[b, s, 2] = 0
 
 
 @njit(cache=True)
@@ -111,38 +115,38 @@ def _taken(st, cfg, b, want):
     reshuffles the pile under its top card, or ends the deal)."""
     stock = st[b, K.SLEN] - st[b, K.SPOS]
     pile = K.popcount(st[b, K.PILE])
-    for taken in range(1, want + 1):
+    taken = want
+    for k in range(1, want + 1):
         stock -= 1
         if stock == 0:
             if cfg[K.C_RESHUFFLE] and pile >= 2:
                 stock = pile - 1
                 pile = 1
             else:
-                return taken
-    return want
+                taken = k
+                break
+    return taken
 
 
 @njit(cache=True, inline="always")
-def _refuse(pub, st, b, p):
+def _refuse(summary, st, b, p):
     if st[b, K.PHASE] == K.OPENING:
-        pub.summary[b, S_SUITS, p] |= 1  # clubs
-        return
-    pub.summary[b, S_SUITS, p] |= np.int64(1) << st[b, K.SUIT]
-    rank = st[b, K.TOP] % 13
-    if rank != K.JACK:
-        pub.summary[b, S_RANKS, p] |= (np.int64(1) << rank) | (np.int64(1) << K.JACK)
+        summary[b, S_SUITS, p] |= 1  # clubs
+    else:
+        summary[b, S_SUITS, p] |= np.int64(1) << st[b, K.SUIT]
+        rank = st[b, K.TOP] % 13
+        if rank != K.JACK:
+            summary[b, S_RANKS, p] |= (np.int64(1) << rank) | (np.int64(1) << K.JACK)
 
 
 @njit(cache=True, inline="always")
 def write_public(pub, st, cfg, b, observer, row, size_tab):
     """Layout 1's record of game ``b`` seen by ``observer`` into ``row``'s tail (zeros).
     ``size_tab[k]`` is ``k / 52`` in the row's dtype (the head's table: the same values
-    as the encoder's division). A row of layout 0's width has no tail: nothing is
-    written (a game keeping the record for its layout-1 seats writes layout-0 rows for
-    the others)."""
-    ring, count, last_own, first, summary, _, o = pub
-    if row.shape[0] <= o[0]:
-        return
+    as the encoder's division). ``row`` must have layout 1's width: the loops call it
+    only where ``has_tail`` says so (no test in here: an early return in an inlined
+    function keeps numba's reference counting of the record's arrays in the loop)."""
+    ring, count, last_own, first, summary, o = pub
     n = cfg[K.C_N]
     o_drawn, o_since, o_suits, o_ranks, o_nom = o[0], o[1], o[2], o[3], o[4]
     o_seat, o_code, o_count, o_dropped, slots = o[5], o[6], o[7], o[8], o[9]
@@ -185,83 +189,58 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
         row[o_dropped] = dropped / (dropped + DROPPED_SCALE)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def record_action(pub, st, cfg, b, a):
-    """Take in game ``b``'s action ``a >= 0`` before it is applied (by
-    ``kernels.step_games`` or ``BatchedEnv``'s loop): an illegal one (a forfeit) is no
-    event."""
+    """Take in game ``b``'s legal action ``a`` before it is applied (by the loops of
+    ``stepping``, which record no illegal one: a forfeit is no event)."""
+    ring, pushed, last_own, first, summary, _ = pub
     p = st[b, K.CUR]
-    pub.actor[b] = p
-    if a >= K.NUM_ACTIONS or not (st[b, K.LEGAL] >> a) & 1:
-        return
     code = a
     count = np.int64(0)
     if a < K.NUM_CARDS:
-        pub.summary[b, S_SINCE, p] = 0
-        pub.summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
-        pub.summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
+        summary[b, S_SINCE, p] = 0
+        summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
+        summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
     elif a == K.DRAW:
         pend = st[b, K.PEND]
         if st[b, K.PHASE] == K.PLAY and pend > 0:
             code = PENALTY
             want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
-            pub.summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
+            summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
         else:
             want = np.int64(1)
-            _refuse(pub, st, b, p)
+            _refuse(summary, st, b, p)
         count = _taken(st, cfg, b, want)
-        pub.summary[b, S_DRAWN, p] += count
-        pub.summary[b, S_SINCE, p] += count
+        summary[b, S_DRAWN, p] += count
+        summary[b, S_SINCE, p] += count
     elif a == K.PASS:
-        _refuse(pub, st, b, p)
+        _refuse(summary, st, b, p)
     else:
-        pub.summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
-    last = (pub.pushed[b] - 1) & (RING - 1)
-    if code == K.DRAW and pub.ring[b, last, 1] == K.DRAW and pub.ring[b, last, 0] == p:
-        pub.ring[b, last, 2] += count  # the seat's run of draws goes on
+        summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
+    last = (pushed[b] - 1) & (RING - 1)
+    if code == K.DRAW and ring[b, last, 1] == K.DRAW and ring[b, last, 0] == p:
+        ring[b, last, 2] += count  # the seat's run of draws goes on
     else:
-        _push(pub, b, p, code, count)
-    pub.last_own[b, p] = pub.pushed[b] - 1
-    pub.first[b, p, 0] = p
-    pub.first[b, p, 1] = code
-    pub.first[b, p, 2] = count
+        _push(ring, pushed, b, p, code, count)
+    last_own[b, p] = pushed[b] - 1
+    first[b, p, 0] = p
+    first[b, p, 1] = code
+    first[b, p, 2] = count
 
 
 @njit(cache=True)
-def record_actions(pub, st, cfg, actions):
-    """:func:`record_action` for every game with ``actions[b] >= 0`` (checked by
-    ``kernels.check_actions``), before ``kernels.step_games`` applies them."""
-    for b in range(actions.shape[0]):
-        if actions[b] >= 0:
-            record_action(pub, st, cfg, b, actions[b])
-
-
-@njit(cache=True)
-def after_step(pub, st, cfg, actions, reason, done, auto_reset, write_terminal, term_seats,
-               term_obs, obs, write_o, size_tab):
-    """After ``kernels.step_games``: the deals and matches that began (a finished match's
-    terminal row gets its record first), then every game's row tail. Why a pass of its
-    own rather than hooks in ``step_games``: numba's cache does not see changes in an
-    inlined function of another module, and the separate pass measured no slower."""
-    for b in range(actions.shape[0]):
-        if actions[b] >= 0 and reason[b] > 0:
-            if not done[b]:
-                new_deal(pub, st, b)
-            else:
-                if write_terminal:
-                    seat = term_seats[b]
-                    write_public(pub, st, cfg, b, pub.actor[b] if seat < 0 else seat,
-                                 term_obs[b], size_tab)
-                if auto_reset:
-                    new_match_record(pub, st, b)
-        if write_o:
-            write_public(pub, st, cfg, b, st[b, K.CUR], obs[b], size_tab)
+def has_tail(pub, rows):
+    """Whether ``rows`` [K, L] are layout 1's (they have the record's tail), not layout
+    0's (a seat shown v0 at a table keeping the record for its v1 seats)."""
+    return rows.shape[1] > pub.offsets[0]
 
 
 @njit(cache=True)
 def observe_public(pub, st, cfg, games, seats, obs, size_tab):
     """``write_public`` for ``games[i]`` seen by ``seats[i]`` (``< 0``: the player to
     move) into ``obs[i]`` (after ``kernels.observe_games`` wrote its head)."""
+    if not has_tail(pub, obs):
+        return
     for i in range(games.shape[0]):
         b = games[i]
         seat = seats[i]
