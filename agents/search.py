@@ -230,7 +230,8 @@ class SearchAgent(Agent):
                                             ("opponent_model", opponent_model))
                           if v is not None}
         if determinize == "particles":
-            self.filter = ParticleBelief(num_players, self.rules, seed=seed, **filter_options)
+            self.filter = ParticleBelief(num_players, self.rules, seed=seed,
+                                         num_deals=num_deals, **filter_options)
             self.tracker = self.filter.tracker
         else:
             if filter_options:

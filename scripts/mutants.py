@@ -1099,6 +1099,14 @@ MUTANTS: list[Mutant] = [
         test="tests/agents/test_inference_v0.py::test_rebuilt_windows_equal_the_v1_log",
         why="a rebuilt v0 window forgets the pass that ends an unused Ace extra play",
     ),
+    Mutant(
+        name="search-particles-one-deal-rules",
+        file="agents/search.py",
+        old="                                         num_deals=num_deals, **filter_options)",
+        new="                                         num_deals=1, **filter_options)",
+        test="tests/agents/test_search_particles.py::test_particles_mode_plays_a_match",
+        why="the particle search cannot be built for a match of several deals",
+    ),
 ]
 
 

@@ -9,7 +9,7 @@ from agents import make
 from agents.inference import ParticleBelief
 from agents.search import PARTICLES_LAYOUT, BatchedRollouts
 from agents.tournament import run_tournament
-from pis_env import decode_observation, pis_yedili_v1
+from pis_env import decode_observation, pis_yedili_v1, raw_env
 
 
 def test_particles_mode_deals_the_filters_worlds(monkeypatch):
@@ -70,3 +70,34 @@ def test_particles_mode_in_a_tournament(n, monkeypatch):
                             progress=False)
     assert result.stats and result.mean_decisions > 0
     assert projections == []
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_particles_mode_plays_a_match(version, monkeypatch):
+    """A three-deal match: the filter follows each new deal (at v1 from the deal's
+    start event, never projecting) and the search stays legal."""
+    projections = []
+    project = ParticleBelief._project
+    monkeypatch.setattr(ParticleBelief, "_project", lambda self, decoded: (
+        projections.append(decoded), project(self, decoded)))
+    n = 2
+    env = (pis_yedili_v1.raw_env if version else raw_env)(num_players=n, num_deals=3)
+    env.reset(seed=8)
+    bots = [make("search", num_players=n, num_deals=3, seed=8, rollouts=16,
+                 determinize="particles", particles=16),
+            make("heuristic", num_players=n, num_deals=3)]
+    deals = set()
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = int(agent.split("_")[1])
+        action = bots[seat].act(obs)
+        assert obs["action_mask"][action]
+        if seat == 0:
+            deals.add(decode_observation(obs["observation"], n, 3, version)["deal"])
+        env.step(action)
+    assert deals == {0, 1, 2}
+    if version:
+        assert projections == []
