@@ -4,14 +4,16 @@
 B = 1, 64, 1024, 4096, building every game's observation (current player) and action
 mask at every step, with finished games reset automatically; it reports decisions per
 second of CPU time (the figure for one core, unaffected by other processes sharing the
-machine) and of wall time. Then it measures the numba compile time of a first call with
-an empty cache and the load time of a second process that finds the cache, each in a
-fresh subprocess.
+machine) and of wall time, at layout 0 (``pis_yedili_v0``) and layout 1
+(``pis_yedili_v1``, with the public record) and their ratio. First it measures the
+numba compile time of a first call with an empty cache and the load time of a second
+process that finds the cache, each in a fresh subprocess.
 
 Options: ``--players 2`` (table size), ``--batch-sizes 1,64,1024,4096``, ``--seconds 2``
-(CPU time per batch size), ``--dtype float32`` (or ``uint8``), ``--env`` (also time
-``BatchedEnv`` with random and greedy opponents), ``--no-compile`` (skip the compile
-measurement), ``--no-pin`` (do not pin the process to one core).
+(CPU time per batch size), ``--dtype float32`` (or ``uint8``: layout 0 only), ``--env``
+(also time ``BatchedEnv`` with random and greedy opponents, the learner at layout 0 and
+1), ``--no-compile`` (skip the compile measurement), ``--no-pin`` (do not pin the
+process to one core).
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ for _ in range(3):
     greedy(game)
 game.observe(seats=0)
 game.action_masks()
-env = BatchedEnv(8, num_players=3, opponent=greedy, seed=0)
-env.reset()
-env.step(RandomPolicy(8)(env.game))
+for layout in (0, 1):
+    game = BatchedGame(8, num_players=3, seed=0, layout_version=layout)
+    game.step(policy(game), auto_reset=True, terminal_obs=np.zeros_like(game.obs))
+    env = BatchedEnv(8, num_players=3, opponent=greedy, seed=0, layout_version=layout)
+    env.reset()
+    env.step(RandomPolicy(8)(env.game))
 t2, c2 = time.perf_counter(), time.process_time()
 print(f"{t1 - t0:.3f} {t2 - t1:.3f} {c2 - c0:.3f}")
 """
@@ -79,14 +84,16 @@ def bench_game(num_players: int, batch: int, seconds: float, dtype,
     return batch * steps / cpu, batch * steps / wall
 
 
-def bench_env(num_players: int, batch: int, seconds: float, opponent: str) -> tuple[float, float]:
+def bench_env(num_players: int, batch: int, seconds: float, opponent: str,
+              layout_version: int = 0) -> tuple[float, float]:
     """(learner steps/s, decisions/s including the opponents'), CPU time, for
-    ``BatchedEnv`` with a random learner."""
+    ``BatchedEnv`` with a random learner seeing ``layout_version``."""
     from agents.greedy.batched import GreedyPolicy
     from pis_env.batched import BatchedEnv, RandomPolicy
 
     bot = GreedyPolicy() if opponent == "greedy" else opponent
-    env = BatchedEnv(batch, num_players=num_players, opponent=bot, seed=0)
+    env = BatchedEnv(batch, num_players=num_players, opponent=bot, seed=0,
+                     layout_version=layout_version)
     env.reset()
     learner = RandomPolicy(batch, seed=2)
     for _ in range(10):
@@ -164,11 +171,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.env:
         print("\nBatchedEnv (learner seat 0 random; random opponents in the kernel, greedy "
               "ones through agents.greedy.batched), CPU time:")
-        print(f"{'B':>6}  {'opponent':>8}  {'learner steps/s':>16}  {'decisions/s':>12}")
+        print(f"{'B':>6}  {'opponent':>8}  {'learner steps/s':>16}  {'decisions/s':>12}  "
+              f"{'v1 decisions/s':>14}  {'v1 / v0':>7}")
         for batch in (1024, 4096):
             for opponent in ("random", "greedy"):
                 steps, decisions = bench_env(args.players, batch, args.seconds, opponent)
-                print(f"{batch:>6}  {opponent:>8}  {steps:>16,.0f}  {decisions:>12,.0f}")
+                _, v1 = bench_env(args.players, batch, args.seconds, opponent, 1)
+                print(f"{batch:>6}  {opponent:>8}  {steps:>16,.0f}  {decisions:>12,.0f}  "
+                      f"{v1:>14,.0f}  {v1 / decisions:>7.2f}")
 
 
 if __name__ == "__main__":
