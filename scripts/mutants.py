@@ -1107,6 +1107,14 @@ MUTANTS: list[Mutant] = [
         test="tests/agents/test_search_particles.py::test_particles_mode_plays_a_match",
         why="the particle search cannot be built for a match of several deals",
     ),
+    Mutant(
+        name="v1-vec-env-size-unchecked",
+        file="train/ppo.py",
+        old="    if have != want:\n        vec_env.close()\n",
+        new="    if False:\n        vec_env.close()\n",
+        test="tests/train/test_ppo_v1.py::test_a_vec_env_of_another_layout_is_refused",
+        why="a VecEnv factory that ignores env_version trains a network its metadata misnames",
+    ),
 ]
 
 

@@ -250,3 +250,19 @@ def test_the_v4_recipe_resolves_and_passes_preflight():
     assert (cfg["env_version"], cfg["init_widen"], cfg["pretrain"]["teacher"]) == (1, True, None)
     assert cfg["max_minutes"] <= 120 and cfg["run_dir"] == "runs/v4_2p"
     check_run(cfg)
+
+
+def v0_games(cfg: dict, league, seed: int):
+    """A VecEnv factory that ignores env_version (the v0 table whatever the config says)."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    return DummyVecEnv([lambda: LeagueEnv(league, cfg["rules"], features=("obs", "mask"),
+                                          seed=seed)])
+
+
+def test_a_vec_env_of_another_layout_is_refused(tmp_path):
+    cfg = tiny_config(tmp_path, "env_version=1", f"vec_env={__name__}:v0_games",
+                      "total_timesteps=512")
+    with pytest.raises(C.ConfigError, match=rf"{L0 + NUM_ACTIONS} entries.*needs "
+                                            rf"{L1 + NUM_ACTIONS}.*pis_yedili_v1"):
+        run(cfg, verbose=False, trusted_modules=[__name__])
