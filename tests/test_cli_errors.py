@@ -27,6 +27,7 @@ CASES = [
     ("train.ablations", "python -m train.ablations", ["--only", "nothing"]),
     ("train.curves", "python -m train.curves", ["nowhere"]),
     ("benchmarks.search", "python -m benchmarks.search", ["--decks", "0"]),
+    ("benchmarks.belief", "python -m benchmarks.belief", ["--positions", "0"]),
     ("benchmarks.engine", "python -m benchmarks.engine", ["--seconds", "0"]),
     ("benchmarks.batched", "python -m benchmarks.batched", ["--players", "9"]),
     ("benchmarks.training", "python -m benchmarks.training", ["--players", "9"]),

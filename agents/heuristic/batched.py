@@ -522,6 +522,9 @@ class HeuristicPolicy:
     ``params``: an ``agents.heuristic.Params`` (default ``DEFAULT_PARAMS``)."""
 
     name = "heuristic"
+    #: It reads the v0 observation, which every later layout begins with: a batched table
+    #: of a later layout shows it v0 rows (``pis_env.batched.env.layout_of``).
+    layout_version = 0
 
     def __init__(self, num_games: int = 1, rules: Rules | None = None, *, params=None,
                  **options):

@@ -131,6 +131,28 @@ def test_v1_plays_the_same_games_as_the_v1_single_agent_view(options):
     assert episodes > 20 and truncated == 0
 
 
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_the_numba_heuristic_plays_at_v1_tables_as_at_v0(num_players):
+    """The batched heuristic reads v0 rows: at a v1 learner's table it is shown them and
+    plays the same games (the v1 observations begin with the v0 ones at every step)."""
+    envs = [PisYediliVectorEnv(16, "heuristic", learner_seat=None, seed=5,
+                               num_players=num_players, layout_version=v) for v in (0, 1)]
+    (obs0, _), (obs1, _) = (e.reset(seed=5) for e in envs)
+    width = obs0.shape[1]
+    assert obs1.shape[1] > width
+    ended = 0
+    for t in range(300):
+        np.testing.assert_array_equal(obs1[:, :width], obs0, err_msg=f"step {t}")
+        masks = envs[0].action_masks()
+        np.testing.assert_array_equal(envs[1].action_masks(), masks)
+        actions = pick(masks, t)
+        (obs0, r0, d0, _, _), (obs1, r1, d1, _, _) = (e.step(actions) for e in envs)
+        np.testing.assert_array_equal(r1, r0)
+        np.testing.assert_array_equal(d1, d0)
+        ended += int(d0.sum())
+    assert ended > 16
+
+
 # ---------------------------------------------------------------------- API
 def test_make_vec_returns_it_with_gymnasium_spaces():
     env = gym.make_vec("PisYedili-v0", num_envs=16, vectorization_mode="vector_entry_point",
