@@ -5,15 +5,17 @@ history, so this module keeps, per game, what layout 1 needs and updates it as t
 actions are applied (the loops of ``stepping`` call ``record_action``, ``new_deal``,
 ``new_match_record`` and ``write_public`` as they go): the per-seat summary of the
 deal (cards drawn, drawn since the last play, refused suits and ranks as bit masks, the
-latest nomination) and a ring of
-the last ``RING`` events of the match, already merged (a seat's run of draws is one
-entry). Per seat, ``last_own`` is the entry holding its latest action and ``first`` a
-copy of that action as its window's first event (its own share of a run of draws; the
-ring may have moved past it). ``record_action`` reads the engine's state *before* the
-action, so counts follow the engine's ``_take`` from the stock and pile sizes, and
-refusals the engine's phase, top card and active suit; ``new_deal`` and
-``new_match_record`` follow the engine's deal and match starts. ``write_public`` writes
-the record of one seat into the tail of a row whose head ``kernels.write_obs`` wrote.
+latest nomination) and a ring of the last ``RING`` events of the match, already merged
+(a seat's run of draws is one entry). Per seat, ``R_LAST`` is the entry holding its
+latest action and ``R_FIRST`` a copy of that action as its window's first event (its own
+share of a run of draws; the ring may have moved past it). All of it sits in one packed
+int32 row per game (``R_PUSHED`` ...), so that the per-action update touches two or
+three cache lines instead of one or two in each of five arrays. ``record_action``
+reads the engine's state *before* the action, so counts follow the engine's ``_take``
+from the stock and pile sizes, and refusals the engine's phase, top card and active
+suit; ``new_deal`` and ``new_match_record`` follow the engine's deal and match starts.
+``write_public`` writes the record of one seat into the tail of a row whose head
+``kernels.write_obs`` wrote.
 """
 
 from __future__ import annotations
@@ -33,21 +35,35 @@ DRAWN_CAP = _observation.DRAWN_CAP
 SIZE_SCALE, SEAT_SCALE, CODE_SCALE = (_observation.SIZE_SCALE, _observation.SEAT_SCALE,
                                       _observation.CODE_SCALE)
 DROPPED_SCALE = _observation.DROPPED_SCALE
-# Rows of ``summary``.
-S_DRAWN, S_SINCE, S_SUITS, S_RANKS, S_NOMINATED = range(5)
 #: Layout-1 segments whose starts ``offsets`` holds, in this order (then the slot count).
 SEGMENTS = ("opp_drawn", "opp_drawn_since_play", "opp_refused_suits", "opp_refused_ranks",
             "opp_nominated", "event_seat", "event_action", "event_count", "events_dropped")
+
+# A game's record is one int32 row of ``WIDTH`` words, 64-byte aligned: the header
+# (line 0: entries pushed, each seat's latest entry and its first event; line 1: the
+# seats' summaries and nominations), then the ring. An action's update touches two or
+# three cache lines of one row (five arrays of int64 and int8 took about ten).
+R_PUSHED = 0           # entries pushed since the match began
+R_LAST = 1             # 7 seats: the entry of the seat's latest action (0: none yet)
+R_FIRST = 8            # 7 seats: that action as its window's first event (an entry)
+R_SUMMARY = 16         # 7 seats: drawn | since << 6 | refused suits << 12 | ranks << 16
+R_NOMINATED = 23       # 7 seats: the latest nomination (-1: none)
+R_RING = 32            # RING entries
+WIDTH = R_RING + RING
+# An entry (ring and R_FIRST): absolute seat | event code << 3 | count << 9.
+E_CODE, E_COUNT = 3, 9
+# The summary's counts are kept capped at DRAWN_CAP, the most layout 1 shows
+# (min(min(x, cap) + c, cap) == min(x + c, cap)), so each fits 6 bits.
+SUM_SINCE, SUM_SUITS, SUM_RANKS = 6, 12, 16
+COUNT_BITS = np.int64(63)
+assert DRAWN_CAP <= COUNT_BITS and NEW_DEAL < 1 << (E_COUNT - E_CODE) \
+    and K.MAX_PLAYERS <= 1 << E_CODE
 
 
 class PublicRecord(NamedTuple):
     """The layout-1 record of B games."""
 
-    ring: np.ndarray       # int8 [B, RING, 3] (absolute seat, event code, count)
-    pushed: np.ndarray     # [B] entries pushed since the match began
-    last_own: np.ndarray   # [B, 7] entry of each seat's latest action (0: none yet)
-    first: np.ndarray      # int8 [B, 7, 3] that action as its window's first event
-    summary: np.ndarray    # int64 [B, 5, 7] per seat: S_DRAWN ... S_NOMINATED (-1: none)
+    rec: np.ndarray        # int32 [B, WIDTH] one row per game (R_PUSHED ... R_RING)
     offsets: np.ndarray    # [10] starts of SEGMENTS, then the number of event slots
 
 
@@ -55,13 +71,10 @@ def make_record(num_games: int, num_players: int, num_deals: int) -> PublicRecor
     layout = _observation.Layout.of(num_players, num_deals, 1)
     offsets = [layout.offsets[name].start for name in SEGMENTS]
     offsets.append(_observation.event_slots(num_players))
-    B = num_games
-    # Small types keep a game's record in a few cache lines: seats, codes and counts fit
-    # int8 (a run of draws takes < 52 cards).
-    return PublicRecord(np.zeros((B, RING, 3), np.int8), np.zeros(B, np.int64),
-                        np.zeros((B, K.MAX_PLAYERS), np.int64),
-                        np.zeros((B, K.MAX_PLAYERS, 3), np.int8),
-                        np.zeros((B, 5, K.MAX_PLAYERS), np.int64),
+    words = num_games * WIDTH
+    buf = np.zeros(words + 16, np.int32)  # a row starts on a cache line
+    skip = (-buf.ctypes.data % 64) // 4
+    return PublicRecord(buf[skip:skip + words].reshape(num_games, WIDTH),
                         np.array(offsets, np.int64))
 
 
@@ -70,36 +83,37 @@ def make_record(num_games: int, num_players: int, num_deals: int) -> PublicRecor
 # by field or returns from inside a branch keeps numba's reference counting of those
 # arrays in the loop (measured 2-3x slower).
 @njit(cache=True, inline="always")
-def _push(ring, pushed, b, seat, code, count):
-    i = pushed[b] & (RING - 1)
-    ring[b, i, 0] = seat
-    ring[b, i, 1] = code
-    ring[b, i, 2] = count
-    pushed[b] += 1
+def _entry(seat, code, count):
+    return seat | (code << E_CODE) | (count << E_COUNT)
+
+
+@njit(cache=True, inline="always")
+def _push(rec, b, entry):
+    pushed = rec[b, R_PUSHED]
+    rec[b, R_RING + (pushed & (RING - 1))] = entry
+    rec[b, R_PUSHED] = pushed + 1
 
 
 @njit(cache=True, inline="always")
 def new_deal(pub, st, b):
     """The deal just dealt in game ``b``: its marker, a fresh summary."""
-    ring, pushed, _, _, summary, _ = pub
+    rec, _ = pub
     for s in range(K.MAX_PLAYERS):
-        for r in range(5):
-            summary[b, r, s] = 0
-        summary[b, S_NOMINATED, s] = -1
-    _push(ring, pushed, b, st[b, K.DEALER], NEW_DEAL, 0)
+        rec[b, R_SUMMARY + s] = 0
+        rec[b, R_NOMINATED + s] = -1
+    _push(rec, b, _entry(st[b, K.DEALER], NEW_DEAL, 0))
 
 
 @njit(cache=True, inline="always")
 def new_match_record(pub, st, b):
     """The match just started in game ``b``: an empty ring, then its first deal."""
-    _, pushed, last_own, first, _, _ = pub
-    pushed[b] = 0
+    rec, _ = pub
+    rec[b, R_PUSHED] = 0
     new_deal(pub, st, b)
+    marker = _entry(st[b, K.DEALER], NEW_DEAL, 0)
     for s in range(K.MAX_PLAYERS):
-        last_own[b, s] = 0
-        first[b, s, 0] = st[b, K.DEALER]
-        first[b, s, 1] = NEW_DEAL
-        first[b, s, 2] = 0
+        rec[b, R_LAST + s] = 0
+        rec[b, R_FIRST + s] = marker
 
 
 @njit(cache=True)
@@ -129,14 +143,16 @@ def _taken(st, cfg, b, want):
 
 
 @njit(cache=True, inline="always")
-def _refuse(summary, st, b, p):
+def _refused(st, b):
+    """The summary bits a draw or pass refuses: the active suit (clubs in the opening)
+    and, unless the top card is a Jack, its rank and the Jacks."""
     if st[b, K.PHASE] == K.OPENING:
-        summary[b, S_SUITS, p] |= 1  # clubs
-    else:
-        summary[b, S_SUITS, p] |= np.int64(1) << st[b, K.SUIT]
-        rank = st[b, K.TOP] % 13
-        if rank != K.JACK:
-            summary[b, S_RANKS, p] |= (np.int64(1) << rank) | (np.int64(1) << K.JACK)
+        return np.int64(1) << SUM_SUITS  # clubs
+    bits = np.int64(1) << (SUM_SUITS + st[b, K.SUIT])
+    rank = st[b, K.TOP] % 13
+    if rank != K.JACK:
+        bits |= (np.int64(1) << (SUM_RANKS + rank)) | (np.int64(1) << (SUM_RANKS + K.JACK))
+    return bits
 
 
 @njit(cache=True, inline="always")
@@ -146,7 +162,7 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
     as the encoder's division). ``row`` must have layout 1's width: the loops call it
     only where ``has_tail`` says so (no test in here: an early return in an inlined
     function keeps numba's reference counting of the record's arrays in the loop)."""
-    ring, count, last_own, first, summary, o = pub
+    rec, o = pub
     n = cfg[K.C_N]
     o_drawn, o_since, o_suits, o_ranks, o_nom = o[0], o[1], o[2], o[3], o[4]
     o_seat, o_code, o_count, o_dropped, slots = o[5], o[6], o[7], o[8], o[9]
@@ -155,34 +171,37 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
         s += 1
         if s == n:
             s = 0
-        row[o_drawn + k - 1] = size_tab[min(summary[b, S_DRAWN, s], DRAWN_CAP)]
-        row[o_since + k - 1] = size_tab[min(summary[b, S_SINCE, s], DRAWN_CAP)]
-        bits = summary[b, S_SUITS, s]
+        word = np.int64(rec[b, R_SUMMARY + s])
+        row[o_drawn + k - 1] = size_tab[word & COUNT_BITS]
+        row[o_since + k - 1] = size_tab[(word >> SUM_SINCE) & COUNT_BITS]
+        bits = (word >> SUM_SUITS) & 15
         base = o_suits + 4 * (k - 1)
         while bits:
             row[base + K.lowbit_index(bits)] = 1
             bits &= bits - 1
-        bits = summary[b, S_RANKS, s]
+        bits = word >> SUM_RANKS
         base = o_ranks + 13 * (k - 1)
         while bits:
             row[base + K.lowbit_index(bits)] = 1
             bits &= bits - 1
-        nominated = summary[b, S_NOMINATED, s]
+        nominated = rec[b, R_NOMINATED + s]
         if nominated >= 0:
             row[o_nom + 4 * (k - 1) + nominated] = 1
-    total = count[b] - last_own[b, observer]
+    pushed = np.int64(rec[b, R_PUSHED])
+    total = pushed - rec[b, R_LAST + observer]
     shown = min(total, slots)
-    rel = first[b, observer, 0] - observer
+    entry = np.int64(rec[b, R_FIRST + observer])
+    rel = (entry & 7) - observer
     row[o_seat] = ((rel + n if rel < 0 else rel) + 1) / SEAT_SCALE
-    row[o_code] = (first[b, observer, 1] + 1) / CODE_SCALE
-    row[o_count] = size_tab[first[b, observer, 2]]
-    e = count[b] - (shown - 1)
+    row[o_code] = (((entry >> E_CODE) & 63) + 1) / CODE_SCALE
+    row[o_count] = size_tab[entry >> E_COUNT]
+    e = pushed - (shown - 1)
     for i in range(1, shown):
-        j = e & (RING - 1)
-        rel = ring[b, j, 0] - observer
+        entry = np.int64(rec[b, R_RING + (e & (RING - 1))])
+        rel = (entry & 7) - observer
         row[o_seat + i] = ((rel + n if rel < 0 else rel) + 1) / SEAT_SCALE
-        row[o_code + i] = (ring[b, j, 1] + 1) / CODE_SCALE
-        row[o_count + i] = size_tab[ring[b, j, 2]]
+        row[o_code + i] = (((entry >> E_CODE) & 63) + 1) / CODE_SCALE
+        row[o_count + i] = size_tab[entry >> E_COUNT]
         e += 1
     dropped = total - shown
     if dropped:
@@ -193,39 +212,45 @@ def write_public(pub, st, cfg, b, observer, row, size_tab):
 def record_action(pub, st, cfg, b, a):
     """Take in game ``b``'s legal action ``a`` before it is applied (by the loops of
     ``stepping``, which record no illegal one: a forfeit is no event)."""
-    ring, pushed, last_own, first, summary, _ = pub
+    rec, _ = pub
     p = st[b, K.CUR]
     code = a
     count = np.int64(0)
+    word = np.int64(rec[b, R_SUMMARY + p])
     if a < K.NUM_CARDS:
-        summary[b, S_SINCE, p] = 0
-        summary[b, S_SUITS, p] &= ~(np.int64(1) << (a // 13))
-        summary[b, S_RANKS, p] &= ~(np.int64(1) << (a % 13))
+        word &= ~((COUNT_BITS << SUM_SINCE) | (np.int64(1) << (SUM_SUITS + a // 13))
+                  | (np.int64(1) << (SUM_RANKS + a % 13)))
     elif a == K.DRAW:
         pend = st[b, K.PEND]
         if st[b, K.PHASE] == K.PLAY and pend > 0:
             code = PENALTY
             want = 3 * (np.int64(1) << (pend - 1)) if cfg[K.C_DOUBLE] else 3 * pend
-            summary[b, S_RANKS, p] |= np.int64(1) << K.SEVEN
+            word |= np.int64(1) << (SUM_RANKS + K.SEVEN)
         else:
             want = np.int64(1)
-            _refuse(summary, st, b, p)
+            word |= _refused(st, b)
         count = _taken(st, cfg, b, want)
-        summary[b, S_DRAWN, p] += count
-        summary[b, S_SINCE, p] += count
+        drawn = min((word & COUNT_BITS) + count, DRAWN_CAP)
+        since = min(((word >> SUM_SINCE) & COUNT_BITS) + count, DRAWN_CAP)
+        word = (word & ~(COUNT_BITS | (COUNT_BITS << SUM_SINCE))) | drawn \
+            | (since << SUM_SINCE)
     elif a == K.PASS:
-        _refuse(summary, st, b, p)
+        word |= _refused(st, b)
     else:
-        summary[b, S_NOMINATED, p] = a - K.NOMINATE_BASE
-    last = (pushed[b] - 1) & (RING - 1)
-    if code == K.DRAW and ring[b, last, 1] == K.DRAW and ring[b, last, 0] == p:
-        ring[b, last, 2] += count  # the seat's run of draws goes on
+        rec[b, R_NOMINATED + p] = a - K.NOMINATE_BASE
+    rec[b, R_SUMMARY + p] = word
+    entry = _entry(p, code, count)
+    pushed = np.int64(rec[b, R_PUSHED])
+    last = R_RING + ((pushed - 1) & (RING - 1))
+    head = (np.int64(1) << E_COUNT) - 1  # the entry's seat and code
+    if code == K.DRAW and rec[b, last] & head == entry & head:
+        rec[b, last] += count << E_COUNT  # the seat's run of draws goes on
     else:
-        _push(ring, pushed, b, p, code, count)
-    last_own[b, p] = pushed[b] - 1
-    first[b, p, 0] = p
-    first[b, p, 1] = code
-    first[b, p, 2] = count
+        rec[b, R_RING + (pushed & (RING - 1))] = entry
+        pushed += 1
+        rec[b, R_PUSHED] = pushed
+    rec[b, R_LAST + p] = pushed - 1
+    rec[b, R_FIRST + p] = entry
 
 
 @njit(cache=True)
