@@ -22,7 +22,7 @@ from train.rllib_env import OBS_KEY, make_env
 from train.rllib_ppo import evaluate, learner_spec, main, train
 
 V0, V1 = (Layout.of(2, 1, v).size for v in (0, 1))
-TINY = ["env_version=1", "opponents={greedy: 1, self: 1}", "env_runners.num_env_runners=0",
+TINY = ["env_version=1", "env_runners.num_env_runners=0",
         "env_runners.num_envs_per_env_runner=32", "ppo.train_batch_size_per_learner=512",
         "ppo.minibatch_size=256", "ppo.num_epochs=1", "model.fcnet_hiddens=[32, 32]",
         "stop.minutes=null", "stop.iterations=1", "checkpoint_every=1", "eval_deals=0",
