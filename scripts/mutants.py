@@ -1115,6 +1115,14 @@ MUTANTS: list[Mutant] = [
         test="tests/train/test_ppo_v1.py::test_a_vec_env_of_another_layout_is_refused",
         why="a VecEnv factory that ignores env_version trains a network its metadata misnames",
     ),
+    Mutant(
+        name="batched-heuristic-shown-v1-rows",
+        file="agents/heuristic/batched.py",
+        old="    layout_version = 0\n",
+        new="    layout_version = None\n",
+        test="tests/train/test_vector_env.py::test_the_numba_heuristic_plays_at_v1_tables_as_at_v0",
+        why="the batched heuristic is handed v1 rows it cannot read at a v1 learner's table",
+    ),
 ]
 
 
