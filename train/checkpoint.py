@@ -381,6 +381,7 @@ def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
 
     rules, policy = cfg["rules"], cfg["policy"]
     version = layout_version_of(cfg)
+    widen = False  # known once the file's layout is read
     try:
         meta, arrays = read_policy(path)
         have = meta["layout_version"]

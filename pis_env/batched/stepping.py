@@ -38,9 +38,12 @@ from . import public as P
 #: obs and mask unchanged): how a vector env with gymnasium's next-step auto-reset holds
 #: a game whose new match it has not shown yet.
 SKIP = -2
+#: numba's ``_nrt=False``: compiled without its reference counting (module docstring);
+#: a private keyword, passed through a mapping since numba's typed ``njit`` omits it.
+NO_REFCOUNT: dict = {"_nrt": False}
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def step_games(g, actions, auto_reset, out, term_seats, term_obs, pub):
     """Apply ``actions[b]`` to every game ``b`` with ``actions[b] >= 0``, after checking
     them all (``kernels.check_actions``; an illegal action forfeits with
@@ -108,7 +111,7 @@ def step_games(g, actions, auto_reset, out, term_seats, term_obs, pub):
     return 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, **NO_REFCOUNT)
 def env_advance(g, out, env, actions, pub):
     """Advance every game ``b`` with ``actions[b] != SKIP`` for ``BatchedEnv``: apply
     ``actions[b]`` (when ``>= 0``: the learner's or an external opponent's decision), then
@@ -222,7 +225,8 @@ def _flush_if_sources_changed(*loops) -> None:
     of both modules: after an edit there (or a mutant of ``scripts/mutants.py``) the cache
     would still run the old code. A digest of the two sources beside the cache says
     whether it was built from them. (The loops compile in a few seconds.)"""
-    digest = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (K, P))).hexdigest()
+    sources = [Path(f) for f in (K.__file__, P.__file__) if f]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sources)).hexdigest()
     for loop in loops:
         cache = loop._cache  # numba's FunctionCache: cache_path, flush()
         stamp = Path(cache.cache_path) / f"{__name__.rsplit('.', 1)[-1]}.{loop.__name__}.sources"
