@@ -114,6 +114,10 @@ class ExpertIterationConfig:
                                   "--help-config lists its keys)")
     init_policy: str | None = param(None, "the first network, a policy file of "
                                        "train/ppo.py (null: ppo_config's own start)")
+    init_widen: bool = param(False, "init_policy may be of an earlier observation layout "
+                             "than env_version: the run starts from it widened (zero "
+                             "weights on the new columns, so it first plays as before; "
+                             "the copy is init/policy.pt in the run directory)")
     iterations: int = param(4, "label-then-train iterations", ge=1)
     games: int = param(1000, "labelled games per iteration", ge=1)
     opponents: dict[str, float] = param(
@@ -164,6 +168,7 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
     """The resolved ``train/ppo.py`` config of an iteration's train stage."""
     overrides = dict(cfg["ppo"])
     overrides["env_version"] = cfg["env_version"]
+    overrides["init_widen"] = cfg["init_widen"]
     if iteration_dir is not None:
         overrides["run_dir"] = str(iteration_dir / "ppo")
     if policy is not None:
@@ -404,6 +409,23 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         return {"status": "interrupted", "run_dir": str(r.dir)}
 
 
+def widened_start(cfg: dict, path: Path) -> str:
+    """``init_policy`` as a policy file of the run's layout (``path``), widened when it
+    is of an earlier one (``train.checkpoint.widen_to_layout``); the labelling stage
+    plays the network at the run's table, so it needs the file, not only the weights."""
+    import torch
+
+    from agents.ppo import read_policy
+    from train.checkpoint import export_weights, widen_to_layout
+
+    meta, arrays = read_policy(cfg["init_policy"])
+    if meta["layout_version"] < cfg["env_version"]:
+        meta, arrays = widen_to_layout(meta, arrays, cfg["env_version"], cfg["init_policy"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    export_weights({k: torch.as_tensor(v) for k, v in arrays.items()}, meta, path)
+    return str(path)
+
+
 def _iterate(r: Run, t_start: float, say) -> dict:
     from train import ppo as ppo_train
     from train.checkpoint import atomic_write_text
@@ -419,6 +441,8 @@ def _iterate(r: Run, t_start: float, say) -> dict:
             break
         it_dir = r.iteration_dir(k)
         it_dir.mkdir(exist_ok=True)
+        if r.state["policy"] is None and cfg["init_policy"] and cfg["init_widen"]:
+            r.save_state(policy=widened_start(cfg, r.dir / "init" / "policy.pt"))
         policy = r.state["policy"] or cfg["init_policy"]
         if r.state["stage"] == "label":
             if policy is None:  # no network yet: train.ppo's own start, no labelled data

@@ -253,3 +253,25 @@ def test_env_version_is_the_runs_own_key_and_reaches_every_train_stage(tmp_path,
     run = EI.Run.create(ei_config(tmp_path, f"init_policy={v1_policy}", "env_version=1"))
     with pytest.raises(ConfigError, match="cannot change env_version"):
         EI.Run.open(run.dir, ["env_version=0"])
+
+
+def test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before(tmp_path):
+    """``init_widen``: a v1 run from the shipped v0 network. The labelling stage plays the
+    widened copy (init/policy.pt, layout 1), whose choice at each labelled v1 position is
+    the v0 network's choice at the same position's v0 observation (the first columns of
+    every later layout); the train stage then starts from it."""
+    from agents.ppo import load_policy
+
+    tiny = dict(TINY_PPO, policy={"net_arch": [256, 256], "privileged_critic": True})
+    cfg = ei_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}", "init_widen=true",
+                    "iterations=1", "games=2", "labeller.rollouts=8", "sample=false")
+    cfg["ppo"] = tiny
+    summary = EI.run(cfg, verbose=False)
+    start = tmp_path / "ei" / "init" / "policy.pt"
+    assert read_policy(start)[0]["layout_version"] == 1
+    data = np.load(tmp_path / "ei" / "iter_0" / "data.npz")
+    assert data["obs"].shape[1] == Layout.of(2, 1, 1).size and len(data["own"]) > 5
+    old, l0 = load_policy(V0_POLICY, 2), Layout.of(2, 1, 0).size
+    assert [old.act(o[:l0], m) for o, m in zip(data["obs"], data["mask"])] == \
+        data["own"].tolist()
+    assert read_policy(summary["policy"])[0]["layout_version"] == 1
