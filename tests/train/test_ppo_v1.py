@@ -266,3 +266,17 @@ def test_a_vec_env_of_another_layout_is_refused(tmp_path):
     with pytest.raises(C.ConfigError, match=rf"{L0 + NUM_ACTIONS} entries.*needs "
                                             rf"{L1 + NUM_ACTIONS}.*pis_yedili_v1"):
         run(cfg, verbose=False, trusted_modules=[__name__])
+
+
+@pytest.mark.parametrize("overrides", [[], ["init_policy=null", "pretrain.teacher=heuristic"]])
+def test_the_best_response_recipe_plays_the_frozen_bot_alone(overrides):
+    """configs/best_response_2p.yaml, from the bot and from the heuristic's imitation: a
+    30-minute v1 run whose only opponent, and only evaluation opponent, is the shipped
+    bot, checked as a run is before its directory exists."""
+    from train.preflight import check_run
+
+    cfg = C.build(ROOT / "configs" / "best_response_2p.yaml", overrides)
+    frozen = "ppo:models/ppo_2p.zip"
+    assert cfg["league"]["opponents"] == {frozen: 1.0} and cfg["eval"]["opponents"] == [frozen]
+    assert cfg["max_minutes"] == 30 and cfg["env_version"] == 1
+    check_run(cfg)
