@@ -136,57 +136,35 @@ HEADER = ("| players | opponent | positions | log-loss uniform | hints | learned
 
 def measure(n: int, opponent: str, positions: int, seed: int, filter_options: dict) -> Tally:
     """Play deals against ``opponent`` until ``positions`` positions are tallied."""
-    from agents import make
     from agents.inference import ParticleBelief
-    from pis_env import decode_observation, pis_yedili_v1
+    from train.observer_positions import observer_positions
 
     tally = Tally()
     model = load_model(n)
-    deal = 0
-    while tally.positions < positions:
-        gseed = seed + deal
-        env = pis_yedili_v1.raw_env(num_players=n)
-        env.reset(seed=gseed)
-        me = make("heuristic" if deal % 2 == 0 else "greedy", num_players=n, seed=gseed)
-        bots = [me] + [_opponent(opponent, n, gseed * 8 + s) for s in range(1, n)]
-        tracker = DealTracker(n)
-        pf = ParticleBelief(n, seed=gseed, **filter_options)
-        deal += 1
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(agent.split("_")[1])
-            if seat != 0:
-                env.step(bots[seat].act(obs))
-                continue
-            decoded = decode_observation(obs["observation"], n, 1, 1)
-            t0 = time.perf_counter()
-            tracker.observe(decoded)
-            learned = model(decoded, tracker) if obs["action_mask"].sum() > 1 else None
-            t1 = time.perf_counter()
-            pf.observe(decoded)
-            t2 = time.perf_counter()
-            tally.time["learned"] += t1 - t0
-            tally.time["particles"] += t2 - t1
-            tally.updates += 1
-            if learned is not None and tally.positions < positions:
-                hands = env.unwrapped.game.hands
-                holders = np.zeros(52, dtype=np.int64)
-                for k in range(1, n):
-                    holders[[c for c in range(52) if hands[k] >> c & 1]] = k
-                unseen = np.ones(52, dtype=bool)
-                unseen[decoded["hand"]] = False
-                unseen[decoded["discard"]] = False
-                holders[~unseen] = -1
-                tally.add({"uniform": uniform_belief(decoded), "hints": hint_belief(decoded),
-                           "learned": learned, "particles": pf.belief(decoded)},
-                          holders, unseen)
-            action = me.act(obs)
-            tracker.record(action)
-            pf.record(action)
-            env.step(action)
+    tracker, pf = DealTracker(n), None
+    for pos in observer_positions(n, lambda s: _opponent(opponent, n, s), seed, version=1):
+        if tally.positions >= positions:
+            break
+        if pos.first:
+            tracker, pf = DealTracker(n), ParticleBelief(n, seed=seed + pos.game,
+                                                         **filter_options)
+        else:
+            tracker.record(pos.previous)
+            pf.record(pos.previous)
+        decoded = pos.decoded
+        t0 = time.perf_counter()
+        tracker.observe(decoded)
+        learned = model(decoded, tracker) if pos.choice else None
+        t1 = time.perf_counter()
+        pf.observe(decoded)
+        t2 = time.perf_counter()
+        tally.time["learned"] += t1 - t0
+        tally.time["particles"] += t2 - t1
+        tally.updates += 1
+        if learned is not None:
+            tally.add({"uniform": uniform_belief(decoded), "hints": hint_belief(decoded),
+                       "learned": learned, "particles": pf.belief(decoded)},
+                      pos.holders, pos.holders >= 0)
     return tally
 
 

@@ -62,57 +62,35 @@ def _opponent(name: str, n: int, seed: int):
 
 
 def play(n: int, opponent: str, games: int, seed: int) -> dict[str, np.ndarray]:
-    """Positions of the observer seat (seat 0, played by the heuristic or greedy in turn)
-    against ``opponent`` in every other seat: features, unseen mask, the true place of
-    every card (0 stock, k opponent k, -1 seen), hand sizes, stock size, hints, hard
-    voids. Only decisions with more than one legal action are kept."""
-    from agents import make
-    from pis_env import decode_observation, raw_env
+    """Positions of the observer seat (``train.observer_positions``) against
+    ``opponent`` in every other seat: features, unseen mask, the true place of every card
+    (0 stock, k opponent k, -1 seen), hand sizes, stock size, hints, hard voids. Only
+    decisions with more than one legal action are kept."""
+    from train.observer_positions import observer_positions
 
-    env = raw_env(num_players=n)
     rows: dict[str, list] = {k: [] for k in ("features", "unseen", "holders", "sizes",
                                              "stock", "hints", "void", "game")}
-    for g in range(games):
-        gseed = seed + g
-        me = make("heuristic" if g % 2 == 0 else "greedy", num_players=n, seed=gseed)
-        bots = [me] + [_opponent(opponent, n, gseed * 8 + s) for s in range(1, n)]
-        env.reset(seed=gseed)
-        tracker = DealTracker(n)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(agent.split("_")[1])
-            if seat != 0:
-                env.step(bots[seat].act(obs))
-                continue
-            decoded = decode_observation(obs["observation"], n)
-            tracker.observe(decoded)
-            if int(obs["action_mask"].sum()) > 1:
-                feats, unseen = pair_features(decoded, tracker)
-                hands = env.unwrapped.game.hands
-                holders = np.zeros(52, dtype=np.int8)
-                for k in range(1, n):
-                    h = hands[k]
-                    for c in range(52):
-                        if (h >> c) & 1:
-                            holders[c] = k
-                holders[~unseen] = -1
-                hints = np.zeros((n - 1, 4), dtype=bool)
-                for k, row in enumerate(decoded["drew_on_suit"]):
-                    hints[k, row] = True
-                rows["features"].append(feats.astype(np.float16))
-                rows["unseen"].append(unseen)
-                rows["holders"].append(holders)
-                rows["sizes"].append(np.array(decoded["hand_sizes"], dtype=np.int8))
-                rows["stock"].append(decoded["stock_size"])
-                rows["hints"].append(hints)
-                rows["void"].append(tracker.void[1:].copy())
-                rows["game"].append(g)
-            action = me.act(obs)
-            tracker.record(action)
-            env.step(action)
+    tracker = DealTracker(n)
+    for pos in observer_positions(n, lambda s: _opponent(opponent, n, s), seed, games=games):
+        if pos.first:
+            tracker = DealTracker(n)
+        else:
+            tracker.record(pos.previous)
+        decoded = pos.decoded
+        tracker.observe(decoded)
+        if pos.choice:
+            feats, unseen = pair_features(decoded, tracker)
+            hints = np.zeros((n - 1, 4), dtype=bool)
+            for k, row in enumerate(decoded["drew_on_suit"]):
+                hints[k, row] = True
+            rows["features"].append(feats.astype(np.float16))
+            rows["unseen"].append(unseen)
+            rows["holders"].append(pos.holders)
+            rows["sizes"].append(np.array(decoded["hand_sizes"], dtype=np.int8))
+            rows["stock"].append(decoded["stock_size"])
+            rows["hints"].append(hints)
+            rows["void"].append(tracker.void[1:].copy())
+            rows["game"].append(pos.game)
     return {k: np.asarray(v) for k, v in rows.items()}
 
 
