@@ -1123,6 +1123,24 @@ MUTANTS: list[Mutant] = [
         test="tests/train/test_vector_env.py::test_the_numba_heuristic_plays_at_v1_tables_as_at_v0",
         why="the batched heuristic is handed v1 rows it cannot read at a v1 learner's table",
     ),
+    Mutant(
+        name="ei-widened-start-not-widened",
+        file="train/expert_iteration.py",
+        old="    if meta[\"layout_version\"] < cfg[\"env_version\"]:\n",
+        new="    if False:\n",
+        test="tests/train/test_expert_iteration.py::"
+             "test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before",
+        why="expert iteration's init_widen copies the v0 network without widening it",
+    ),
+    Mutant(
+        name="observer-positions-discard-unseen",
+        file="train/observer_positions.py",
+        old="    holders[list(decoded[\"discard\"])] = -1\n",
+        new="",
+        test="tests/train/test_observer_positions.py::"
+             "test_positions_carry_the_truth_and_the_observers_own_moves",
+        why="the belief's data counts the discard pile's cards as hidden",
+    ),
 ]
 
 
