@@ -22,13 +22,20 @@ sys.path.insert(0, str(ROOT))  # for ``tests``
 import numpy as np  # noqa: E402
 
 import agents  # noqa: E402
-from pis_env import raw_env  # noqa: E402
-from tests.agents.test_shipped_models import FIXTURE, MODELS, POSITIONS, chosen_actions  # noqa: E402
+from pis_env import pis_yedili_v0, pis_yedili_v1  # noqa: E402
+from tests.agents.test_shipped_models import (  # noqa: E402
+    FIXTURE,
+    MODELS,
+    POSITIONS,
+    chosen_actions,
+    positions_keys,
+)
 
 
-def record_positions(num_players: int, count: int, seed: int = 0):
-    """Observations and masks of every decision in seeded heuristic games."""
-    env = raw_env(num_players=num_players)
+def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 0):
+    """Observations (of ``pis_yedili_v<layout>``) and masks of every decision in seeded
+    heuristic games."""
+    env = (pis_yedili_v1 if layout else pis_yedili_v0).raw_env(num_players=num_players)
     bots = [agents.make("heuristic", num_players=num_players, seed=i)
             for i in range(num_players)]
     obs, masks = [], []
@@ -46,18 +53,19 @@ def record_positions(num_players: int, count: int, seed: int = 0):
 
 def record(fixture: Path, models: dict) -> list[str]:
     """Adds to ``fixture`` the moves of every model of ``models`` (stem -> (players,
-    key)) that has no record there, its ``.zip`` and ``.pt`` agreeing; returns the stems
-    recorded. Existing arrays are kept as they are; the file is rewritten only when
-    something was added."""
+    key[, observation layout])) that has no record there, its ``.zip`` and ``.pt``
+    agreeing; returns the stems recorded. Existing arrays are kept as they are; the file
+    is rewritten only when something was added."""
     fixture = Path(fixture)
     arrays = dict(np.load(fixture)) if fixture.exists() else {}
     recorded = []
-    for stem, (n, key) in models.items():
+    for stem, (n, key, *layout) in models.items():
         if key in arrays:
             continue
-        if f"obs_{n}p" not in arrays:
-            arrays[f"obs_{n}p"], arrays[f"mask_{n}p"] = record_positions(n, POSITIONS)
-        obs, masks = arrays[f"obs_{n}p"], arrays[f"mask_{n}p"]
+        obs_key, mask_key = positions_keys(n, *layout)
+        if obs_key not in arrays:
+            arrays[obs_key], arrays[mask_key] = record_positions(n, POSITIONS, layout=sum(layout))
+        obs, masks = arrays[obs_key], arrays[mask_key]
         zip_actions = chosen_actions(str(ROOT / f"{stem}.zip"), n, obs, masks)
         pt_actions = chosen_actions(str(ROOT / f"{stem}.pt"), n, obs, masks)
         if not np.array_equal(zip_actions, pt_actions):
