@@ -275,3 +275,16 @@ def test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before(tmp_path
     assert [old.act(o[:l0], m) for o, m in zip(data["obs"], data["mask"])] == \
         data["own"].tolist()
     assert read_policy(summary["policy"])[0]["layout_version"] == 1
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_the_v4_recipes_start_from_v3_widened_and_pass_preflight(n):
+    """configs/expert_iteration_{2,4}p_v4.yaml: v1 runs from the widened v3 bot, labelled
+    by the particle-filter search, checked as a run is before its directory exists."""
+    from train.preflight import check_run
+
+    cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{n}p_v4.yaml")
+    assert (cfg["env_version"], cfg["init_widen"]) == (1, True)
+    assert cfg["init_policy"] == f"models/ppo_{n}p.zip"
+    assert cfg["labeller"]["determinize"] == "particles" and cfg["max_minutes"] <= 90
+    check_run(EI.ppo_config(cfg, policy=cfg["init_policy"]))
