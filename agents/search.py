@@ -1,19 +1,22 @@
-"""The belief-guided search bot: determinizations from ``agents.belief``, heuristic (or
-network) rollouts on the batched numba engine.
+"""The belief-guided search bot: determinizations from a belief over the hidden cards
+(``agents.inference``, ``agents.belief``), heuristic (or network) rollouts on the batched
+numba engine.
 
 Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic
 (issue 13); dealt from what the opponents revealed, it can be. At each decision with more
 than one legal action the bot
 
-1. updates its ``DealTracker`` (it sees every observation of its seat, also forced
-   moves, and remembers its own actions) and asks the belief for the chance that each
-   opponent holds each unseen card (``determinize="belief"``; ``"hints"``: the
-   ``drew_on_suit`` hints with ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
-   ``"particles"``: the determinizations are the worlds of a particle filter over the
-   deal's hidden history, weighed by an opponent model's probability of every move the
-   opponents made (``agents.inference.ParticleBelief``; the exact public events of
-   ``pis_yedili_v1`` tables, which the bot asks for, or those two-player v0 snapshots
-   imply; elsewhere the worlds are only kept consistent);
+1. updates what it knows of the deal (it sees every observation of its seat, also forced
+   moves, and remembers its own actions). By default (``determinize="particles"``) that
+   is a particle filter over the deal's hidden history, whose worlds are weighed by an
+   opponent model's probability of every move the opponents made
+   (``agents.inference.ParticleBelief``; the exact public events of ``pis_yedili_v1``
+   tables, which the bot asks for, or those two-player v0 snapshots imply; elsewhere the
+   worlds are only kept consistent): its worlds are the determinizations. Otherwise a
+   ``DealTracker`` and a belief give the chance that each opponent holds each unseen card
+   (``"belief"``: the learned card-location model of ``agents.belief``, the default
+   until the particle filter beat it; ``"hints"``: the ``drew_on_suit`` hints with
+   ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
 2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
    size, only unseen cards, never a card an opponent is known not to hold (a hard fact,
    so in every mode), the stock in random order;
@@ -59,6 +62,9 @@ from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 #: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
 MODES = ("belief", "hints", "uniform", "particles")
+#: Where the default bot's determinizations come from: the particle filter, which beat the
+#: learned belief at equal budget (docs/results.md, "The particle filter's search").
+DEFAULT_DETERMINIZE = "particles"
 #: The observation layout ``determinize="particles"`` asks for: ``pis_yedili_v1``'s.
 PARTICLES_LAYOUT = 1
 #: Who plays the moves of a rollout after the searched action (``rollout_policy``).
@@ -175,8 +181,8 @@ class SearchAgent(Agent):
     """Belief-guided determinized search; see the module docstring.
 
     ``rollouts``: rollouts per decision (at least one per legal action);
-    ``determinize``: ``"belief"`` (default), ``"hints"``, ``"uniform"`` or
-    ``"particles"``; ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``:
+    ``determinize``: ``"particles"`` (default), ``"belief"``, ``"hints"`` or
+    ``"uniform"``; ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``:
     another belief model file; ``particles`` / ``opponent_model`` / ``moves``: the
     particle filter of ``determinize="particles"`` (``agents.inference.ParticleBelief``);
     ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md variant options
@@ -190,7 +196,7 @@ class SearchAgent(Agent):
     name = "search"
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
-                 rollouts: int = DEFAULT_ROLLOUTS, determinize: str = "belief",
+                 rollouts: int = DEFAULT_ROLLOUTS, determinize: str = DEFAULT_DETERMINIZE,
                  confidence: float = 1.0, win_bonus: float = 100.0,
                  belief_path: str | None = None, params: Params | None = None,
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
@@ -211,6 +217,9 @@ class SearchAgent(Agent):
         if rollout_policy not in ROLLOUT_POLICIES:
             raise ValueError(f"rollout_policy={rollout_policy!r}: one of "
                              f"{', '.join(ROLLOUT_POLICIES)}")
+        if belief_path is not None and determinize != "belief":
+            raise ValueError("belief_path is the learned belief of determinize='belief'; "
+                             f"determinize={determinize!r} does not read it")
         if rollout_path is not None and rollout_policy == "heuristic":
             raise ValueError("rollout_path is the network of rollout_policy='network' or "
                              "'mixed'; the heuristic rollouts take no policy file")

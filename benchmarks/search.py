@@ -21,7 +21,7 @@ import argparse
 import time
 
 from agents import make
-from agents.search import DEFAULT_ROLLOUTS, MODES, ROLLOUT_POLICIES
+from agents.search import DEFAULT_DETERMINIZE, DEFAULT_ROLLOUTS, MODES, ROLLOUT_POLICIES
 from agents.tournament.deals import deal_setup
 from pis_env import pis_yedili_v1, raw_env
 
@@ -30,7 +30,7 @@ DEFAULT_DECKS = 3
 
 
 def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
-          rollout_policy: str, determinize: str = "belief") -> tuple[float, int]:
+          rollout_policy: str, determinize: str = DEFAULT_DETERMINIZE) -> tuple[float, int]:
     """One deal with the search bot in seat ``rotation``: (seconds, searched decisions)."""
     deck, dealer = deal_setup(seed, deck_index, n)
     env = (pis_yedili_v1.raw_env if determinize == "particles" else raw_env)(num_players=n)
@@ -55,7 +55,8 @@ def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
 
 
 def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str = "heuristic",
-           players: tuple[int, ...] = (2, 4), determinize: str = "belief") -> dict[int, float]:
+           players: tuple[int, ...] = (2, 4),
+           determinize: str = DEFAULT_DETERMINIZE) -> dict[int, float]:
     """Mean seconds per searched decision at each table size (one line printed each)."""
     out = {}
     for n in players:
@@ -81,8 +82,8 @@ def main(argv=None) -> int:
                         help=f"rollouts per decision (default {DEFAULT_ROLLOUTS})")
     parser.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
                         help="who plays the rollouts (default heuristic)")
-    parser.add_argument("--determinize", choices=MODES, default="belief",
-                        help="where the determinizations come from (default belief)")
+    parser.add_argument("--determinize", choices=MODES, default=DEFAULT_DETERMINIZE,
+                        help="where the determinizations come from (default particles)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
     args = parser.parse_args(argv)
     if args.decks < 1 or args.rollouts < 1:

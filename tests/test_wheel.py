@@ -73,7 +73,7 @@ def test_missing_files_say_not_found(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="rules file not found"):
         Rules.from_yaml("configs/rules/no_such_rules.yaml")
     with pytest.raises((FileNotFoundError, PolicyLoadError), match="not found"):
-        agents.make("search", belief_path=str(tmp_path / "belief_9p.pt"))
+        agents.make("search", determinize="belief", belief_path=str(tmp_path / "belief_9p.pt"))
 
 
 def test_the_shipped_files_are_the_repository_folders():

@@ -60,7 +60,7 @@ if __package__ in (None, ""):  # `python train/expert_iteration.py`
 import numpy as np
 import yaml
 
-from agents.search import MODES
+from agents.search import DEFAULT_DETERMINIZE, MODES
 from pis_env import LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.shipped import shipped_dir
@@ -90,7 +90,7 @@ TARGETS = ("improve", "search")
 @dataclass
 class LabellerConfig:
     rollouts: int = param(512, "the search's rollouts per labelled decision", ge=1)
-    determinize: str = param("belief", "how the search deals the hidden cards "
+    determinize: str = param(DEFAULT_DETERMINIZE, "how the search deals the hidden cards "
                              "(agents.search)", choices=MODES)
     confidence: float = param(1.0, "agents.mc.choose_action's gate (standard errors)", ge=0)
 

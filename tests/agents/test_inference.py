@@ -328,4 +328,4 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="observe first"):
         ParticleBelief(2).belief()
     with pytest.raises(ValueError, match="particles"):
-        make("search", num_players=2, particles=64)  # an option of another mode
+        make("search", num_players=2, determinize="belief", particles=64)  # another mode's

@@ -55,7 +55,8 @@ def test_particles_mode_deals_the_filters_worlds(monkeypatch):
 def test_particles_mode_asks_for_v1_and_reads_v0():
     bot = make("search", num_players=4, determinize="particles")
     assert bot.layout_version == PARTICLES_LAYOUT == 1
-    assert make("search", num_players=4).layout_version == 0
+    assert make("search", num_players=4).layout_version == 1  # the default mode
+    assert make("search", num_players=4, determinize="belief").layout_version == 0
 
 
 @pytest.mark.parametrize("n", [2, 4])

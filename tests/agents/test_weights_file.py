@@ -45,6 +45,8 @@ def test_the_search_bot_says_its_missing_belief_model_is_not_found(tmp_path):
     """What an installed wheel without its models said as 'corrupt or unreadable'."""
     missing = tmp_path / "models" / "belief_2p.pt"
     with pytest.raises(FileNotFoundError, match=r"belief_2p\.pt: not found"):
+        agents.make("search", num_players=2, determinize="belief", belief_path=str(missing))
+    with pytest.raises(ValueError, match="belief_path"):  # the default mode does not read it
         agents.make("search", num_players=2, belief_path=str(missing))
 
 

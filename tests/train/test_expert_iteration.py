@@ -37,7 +37,8 @@ TINY_PPO = {
 
 def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
     args = dict(seed=3, iteration=1, start=start, stop=stop, rules=RULES_2P, policy=POLICY_2P,
-                opponents={"heuristic": 1.0, "self": 1.0}, labeller={"rollouts": 32},
+                opponents={"heuristic": 1.0, "self": 1.0},
+                labeller={"rollouts": 32, "determinize": "belief"},
                 win_bonus=0.5, margin=5.0)
     return EI.label_games(**{**args, **kw})
 
