@@ -1141,6 +1141,23 @@ MUTANTS: list[Mutant] = [
              "test_positions_carry_the_truth_and_the_observers_own_moves",
         why="the belief's data counts the discard pile's cards as hidden",
     ),
+    Mutant(
+        name="search-default-back-to-the-learned-belief",
+        file="agents/search.py",
+        old='DEFAULT_DETERMINIZE = "particles"\n',
+        new='DEFAULT_DETERMINIZE = "belief"\n',
+        test="tests/agents/test_search_particles.py::test_particles_mode_asks_for_v1_and_reads_v0",
+        why="the search's default deals from the learned belief, which the particle filter beat",
+    ),
+    Mutant(
+        name="search-ignores-belief-path",
+        file="agents/search.py",
+        old='        if belief_path is not None and determinize != "belief":\n',
+        new='        if False:\n',
+        test="tests/agents/test_weights_file.py::"
+             "test_the_search_bot_says_its_missing_belief_model_is_not_found",
+        why="a belief model passed to a search that does not read it is silently ignored",
+    ),
 ]
 
 
