@@ -168,7 +168,7 @@ def test_installed_wheel_plays_serves_and_trains_outside_a_checkout(installed):
                 "print(pis_env.__file__, agents.__file__, train.__file__, "
                 "pis_yedili_models.__file__); "
                 "print(agents.make('ppo', path='models/ppo_2p.zip').policy.meta['num_players'], "
-                "agents.make('search', num_players=4).model is not None)")
+                "agents.make('search', num_players=4, determinize='belief').model is not None)")
     assert str(ROOT) not in where and where.count(str(bindir.parent)) == 4, where
     assert where.split()[-2:] == ["2", "True"], where
 

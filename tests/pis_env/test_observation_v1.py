@@ -342,12 +342,13 @@ def test_a_v0_policy_at_a_v1_table_is_an_error_naming_both_layouts():
 @pytest.mark.parametrize("name", ["random", "greedy", "heuristic", "held_out", "mc", "search"])
 def test_every_rule_based_bot_plays_at_a_v1_table_as_at_a_v0_one(name):
     """They read only layout 0's segments, which v1 begins with: the same deal, the same
-    seeds, the same moves at both tables."""
+    seeds, the same moves at both tables (the search in a layout-0 mode; its default,
+    the particle filter, reads v1's events: tests/agents/test_search_particles.py)."""
     import agents
 
     options = {"num_players": 3} if name not in ("mc", "search") else {"num_players": 2}
-    kwargs = {"samples": 2, "rollouts": 1} if name == "mc" else {"rollouts": 4} \
-        if name == "search" else {}
+    kwargs = {"samples": 2, "rollouts": 1} if name == "mc" else \
+        {"rollouts": 4, "determinize": "belief"} if name == "search" else {}
     moves = []
     for module in (pis_yedili_v0, pis_yedili_v1):
         env = module.raw_env(**options)
