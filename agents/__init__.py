@@ -10,7 +10,7 @@ import importlib
 import inspect
 from typing import Any
 
-from .base import Agent, AgentProtocol, legal_actions
+from agents.base import Agent, AgentProtocol, legal_actions
 
 #: name -> "module:Class"; modules are imported on demand so that no bot drags in torch.
 REGISTRY = {

@@ -381,7 +381,7 @@ class BeliefModel:
 
     @classmethod
     def load(cls, path: str | Path) -> BeliefModel:
-        from .weights_file import load_weights_file
+        from agents.weights_file import load_weights_file
 
         data = load_weights_file(path)
         if data.get("kind") != "belief" or data.get("features") != ",".join(FEATURE_NAMES):

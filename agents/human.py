@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agents.base import Agent, legal_actions
 from pis_env.cards import SUIT_NAMES, SUIT_SYMBOLS, card_name, parse_card, points_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS
-
-from .base import Agent, legal_actions
 
 #: Moves shown under "Last moves"; older ones are summarized as a count.
 MAX_MOVES_SHOWN = 12

@@ -40,14 +40,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from agents.base import Agent
+from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, state_action
+from agents.heuristic import table_rules as _table_rules
+from agents.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from pis_env.cards import NUM_CARDS, cards_of, points_of
 from pis_env.engine import DRAW
 from pis_env.rules import Rules
-
-from .base import Agent
-from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, state_action
-from .heuristic import table_rules as _table_rules
-from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 
 #: Rollout length cap (decisions) for variants whose deals may not end (``reshuffle``).
 DEFAULT_HORIZON = 400

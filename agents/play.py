@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.cli import error_exit, read_rules
+from agents.human import HumanAgent, QuitGame, card_text, hand_line, suit_text
 from pis_env.cards import JACK, SEVEN, points_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState
-
-from .cli import error_exit, read_rules
-from .human import HumanAgent, QuitGame, card_text, hand_line, suit_text
 
 _EIGHT, _TEN, _ACE = 6, 8, 12
 _QUIT_MESSAGES = {
@@ -166,9 +165,8 @@ def play_match(
     """Play one match of ``deals`` deals: you (seat 0) against ``opponents`` (agent names
     for ``agents.make``). Returns the totals; quitting returns early with
     ``completed=False`` and the reason."""
+    from agents import make
     from pis_env import raw_env
-
-    from . import make
 
     opponents = [o.strip() for o in opponents if o.strip()]
     if not opponents:

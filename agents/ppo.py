@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from pis_env import LAYOUT_VERSION, LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.observation import Layout, layout_mismatch
-
-from .base import Agent
 
 #: ``"format"`` of the metadata, and its version (bumped when the file layout changes).
 POLICY_FORMAT = "pis-yedili-ppo-policy"
@@ -215,7 +214,7 @@ def _is_sb3_archive(p: Path) -> bool:
 
 def _load_verified(p: Path) -> dict:
     """A ``.pt`` export, its SHA-256 digest checked (``agents.weights_file``)."""
-    from .weights_file import WeightsFileError, load_weights_file
+    from agents.weights_file import WeightsFileError, load_weights_file
 
     try:
         return load_weights_file(p)
@@ -225,7 +224,7 @@ def _load_verified(p: Path) -> dict:
 
 def _torch_load(source, path):
     """``agents.weights_file.read_weights`` with its errors as ``PolicyLoadError``."""
-    from .weights_file import WeightsFileError, read_weights
+    from agents.weights_file import WeightsFileError, read_weights
 
     try:
         return read_weights(source, path)

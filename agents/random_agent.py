@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Agent, legal_actions
+from agents.base import Agent, legal_actions
 
 
 class RandomAgent(Agent):

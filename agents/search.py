@@ -48,16 +48,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from agents.base import Agent
+from agents.belief import DealTracker, hint_belief, load_model, sample_hidden_batch, uniform_belief
+from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
+from agents.inference.particles import ParticleBelief, position_row
+from agents.mc import DEFAULT_HORIZON, choose_action
+from agents.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
 from pis_env.rules import Rules
-
-from .base import Agent
-from .belief import DealTracker, hint_belief, load_model, sample_hidden_batch, uniform_belief
-from .heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
-from .inference.particles import ParticleBelief, position_row
-from .mc import DEFAULT_HORIZON, choose_action
-from .state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 
 #: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
@@ -80,10 +79,9 @@ class BatchedRollouts:
 
     def __init__(self, rules: Rules, params: Params, network=None,
                  network_seats: str = "all"):
+        from agents.heuristic.batched import HeuristicPolicy
         from pis_env.batched import BatchedGame
         from pis_env.batched import kernels as K
-
-        from .heuristic.batched import HeuristicPolicy
 
         self.K = K
         self.rules = rules
@@ -350,8 +348,8 @@ class SearchAgent(Agent):
 def rollout_network(path: str, num_players: int):
     """The batched argmax policy of a PPO policy file for the rollouts of a
     ``num_players`` table (single-deal observations, as the rollouts play one deal)."""
-    from .batched_policy import TorchPolicy
-    from .ppo import PolicyLoadError, load_policy, resolve_path
+    from agents.batched_policy import TorchPolicy
+    from agents.ppo import PolicyLoadError, load_policy, resolve_path
 
     if not resolve_path(path).exists():
         raise ValueError(f"rollout_path={path!r}: no such policy file (the shipped rollout "
@@ -395,7 +393,7 @@ def main(argv=None) -> int:
     """``python -m agents.search`` used to time the bot (``--timing``) and compare two
     tournaments (``--compare``). A bot module has one job, so it now names the commands
     that do those and exits with 2, whatever the arguments."""
-    from .cli import error_exit
+    from agents.cli import error_exit
 
     return error_exit("python -m agents.search", "the search bot has no command line: "
                       "time it with python -m benchmarks.search (was --timing); pair two "

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from .league import League
+from train.league import League
 
 
 def opponent_kind(key: str) -> str:

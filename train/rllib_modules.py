@@ -23,7 +23,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from .rllib_env import MASK_KEY, OBS_KEY
+from train.rllib_env import MASK_KEY, OBS_KEY
 
 
 def _split(batch: dict) -> tuple[Any, dict]:

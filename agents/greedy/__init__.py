@@ -3,6 +3,6 @@ rule, ``GreedyAgent``) and its numba port (``agents.greedy.batched``: ``GreedyPo
 for a batch of games of ``pis_env.batched``, imported only when asked for: it needs
 numba). ``tests/pis_env/test_batched.py`` holds the two equal move by move."""
 
-from .bot import GreedyAgent, greedy_action, hand_mask, longest_suit
+from agents.greedy.bot import GreedyAgent, greedy_action, hand_mask, longest_suit
 
 __all__ = ["GreedyAgent", "greedy_action", "hand_mask", "longest_suit"]

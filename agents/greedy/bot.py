@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import Agent, legal_actions
 from pis_env.actions import DRAW, NOMINATE_BASE, PASS
 from pis_env.cards import CARD_POINTS, JACKS, NUM_CARDS, SUIT_MASKS, points_of
 from pis_env.observation import Layout
-
-from ..base import Agent, legal_actions
 
 
 def longest_suit(hand: int, allowed: list[int]) -> int:

@@ -11,7 +11,7 @@
 A change to the bot's play is made in both files, in the same commit.
 """
 
-from .bot import (
+from agents.heuristic.bot import (
     DEFAULT_PARAMS,
     HeuristicAgent,
     ObservationReader,

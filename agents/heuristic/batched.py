@@ -36,12 +36,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.heuristic.bot import DEFAULT_PARAMS
 from pis_env.batched import kernels as K
 from pis_env.batched.core import rules_vector
 from pis_env.batched.kernels import lowbit_index, popcount
 from pis_env.rules import Rules
-
-from .bot import DEFAULT_PARAMS
 
 FULL_DECK = (np.int64(1) << np.int64(K.NUM_CARDS)) - np.int64(1)
 NOT_JACKS = FULL_DECK & ~K.JACKS

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.base import Agent
 from pis_env.actions import DRAW, NOMINATE_BASE, NUM_ACTIONS, PASS
 from pis_env.cards import (
     ACE,
@@ -55,8 +56,6 @@ from pis_env.cards import (
 from pis_env.engine import ACE_PHASE, NOMINATE, OPENING, PHASE_NAMES
 from pis_env.observation import SIZE_SCALE, Layout
 from pis_env.rules import Rules
-
-from ..base import Agent
 
 _SUITS = range(4)
 _ACES = RANK_MASKS[ACE]

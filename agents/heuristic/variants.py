@@ -9,7 +9,7 @@ tournament: ``--agents search,held_out`` or ``held_out?variant=heuristic_tight``
 
 from __future__ import annotations
 
-from .bot import HeuristicAgent, Params
+from agents.heuristic.bot import HeuristicAgent, Params
 
 #: Other weightings of the heuristic (a looser drawer and a tighter one), by name.
 HELD_OUT = {

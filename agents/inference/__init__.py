@@ -8,15 +8,15 @@ by how likely an opponent model finds the moves the opponents actually made.
 * ``v0_events``: the two-player v0 windows rebuilt as v1 events where they are exact.
 """
 
-from .opponent_models import (
-    DEFAULT_MODEL,
-    HeuristicModel,
-    MixtureModel,
-    NetworkModel,
-    UniformModel,
-    opponent_model,
+from agents.inference.opponent_models import (
+           DEFAULT_MODEL,
+           HeuristicModel,
+           MixtureModel,
+           NetworkModel,
+           UniformModel,
+           opponent_model,
 )
-from .particles import ParticleBelief
+from agents.inference.particles import ParticleBelief
 
 __all__ = ["DEFAULT_MODEL", "HeuristicModel", "MixtureModel", "NetworkModel",
            "ParticleBelief", "UniformModel", "opponent_model"]

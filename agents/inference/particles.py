@@ -72,17 +72,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from agents.belief import DealTracker, sample_hidden_batch, scale_belief
+from agents.inference import v0_events
+from agents.inference import worlds as W
+from agents.inference.opponent_models import MixtureModel
+from agents.inference.opponent_models import opponent_model as make_opponent_model
 from pis_env.batched import kernels as K
 from pis_env.batched.core import rules_vector
 from pis_env.cards import NUM_CARDS
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, PHASE_NAMES
 from pis_env.rules import Rules
-
-from ..belief import DealTracker, sample_hidden_batch, scale_belief
-from . import v0_events
-from . import worlds as W
-from .opponent_models import MixtureModel
-from .opponent_models import opponent_model as make_opponent_model
 
 #: Limits of the user-controlled sizes (checked before any work).
 MAX_PARTICLES = 8192
@@ -145,7 +144,7 @@ class ParticleBelief:
                  particles: int = 256, opponent_model=None, ess_threshold: float = 0.5,
                  moves: int = 4, smoothing: float = 0.02, seed: int | None = None,
                  num_deals: int = 1, **options):
-        from ..heuristic import table_rules
+        from agents.heuristic import table_rules
 
         for name, value, lo, hi in (("particles", particles, 8, MAX_PARTICLES),
                                     ("moves", moves, 0, MAX_MOVES)):
@@ -511,7 +510,7 @@ class ParticleBelief:
     # ------------------------------------------------------------------ projection
     def _project(self, decoded: Mapping) -> None:
         """Rebuild the worlds at this observation, keeping what they still can."""
-        from ..state_from_obs import ObservedPosition
+        from agents.state_from_obs import ObservedPosition
 
         self.projections += 1
         n, p = self.num_players, self.particles

@@ -67,14 +67,21 @@ seeds, rules), ``worker`` (playing chunks of deals in a process), ``driver``
 the table, CSV, JSON, plot), ``progress``, ``record`` (``--record``), ``cli``.
 """
 
-from .cli import build_parser, main
-from .deals import agent_seed, deal_setup, env_seed, make_tables, resolve_rules, rotations
-from .driver import CHUNK_DEALS, run_tournament
-from .progress import PROGRESS_EVERY_S, LineProgress
-from .record import record_games
-from .results import AgentStats, HeadToHead, TournamentResult
-from .specs import agent_labels, build_agent, parse_spec
-from .worker import REASONS, TableResult
+from agents.tournament.cli import build_parser, main
+from agents.tournament.deals import (
+    agent_seed,
+    deal_setup,
+    env_seed,
+    make_tables,
+    resolve_rules,
+    rotations,
+)
+from agents.tournament.driver import CHUNK_DEALS, run_tournament
+from agents.tournament.progress import PROGRESS_EVERY_S, LineProgress
+from agents.tournament.record import record_games
+from agents.tournament.results import AgentStats, HeadToHead, TournamentResult
+from agents.tournament.specs import agent_labels, build_agent, parse_spec
+from agents.tournament.worker import REASONS, TableResult
 
 __all__ = [
     "CHUNK_DEALS", "PROGRESS_EVERY_S", "REASONS", "AgentStats", "HeadToHead", "LineProgress",

@@ -9,15 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..cli import (
-    check_out_dir,
-    error_exit,
-    parse_options,
-    positive_int,
-    read_rules,
-)
-from .driver import run_tournament
-from .record import record_games
+from agents.cli import check_out_dir, error_exit, parse_options, positive_int, read_rules
+from agents.tournament.driver import run_tournament
+from agents.tournament.record import record_games
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input is one line on stderr and exit code 2, before any game."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["compare"]:
-        from .compare import main as compare
+        from agents.tournament.compare import main as compare
 
         return compare(argv[1:])
     parser = build_parser()

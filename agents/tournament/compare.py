@@ -21,7 +21,7 @@ import argparse
 import csv
 from collections.abc import Sequence
 
-from ..stats import mean_ci
+from agents.stats import mean_ci
 
 
 def seat_wins(path: str, prefix: str) -> dict[tuple[str, str], float]:
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..cli import error_exit
+    from agents.cli import error_exit
 
     parser = build_parser()
     args = parser.parse_args(argv)

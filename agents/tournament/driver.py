@@ -10,11 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from .deals import make_tables, resolve_rules, rotations
-from .progress import progress_bar
-from .results import TournamentResult, summarize
-from .specs import agent_labels, build_agent
-from .worker import WORKER_STATE, TableResult, init_pool_worker, init_worker, play_chunk
+from agents.tournament.deals import make_tables, resolve_rules, rotations
+from agents.tournament.progress import progress_bar
+from agents.tournament.results import TournamentResult, summarize
+from agents.tournament.specs import agent_labels, build_agent
+from agents.tournament.worker import (
+    WORKER_STATE,
+    TableResult,
+    init_pool_worker,
+    init_worker,
+    play_chunk,
+)
 
 #: The most deals per work unit (fewer for short runs, so that every worker has work).
 CHUNK_DEALS = 25
@@ -59,7 +65,7 @@ def run_tournament(
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers must be an int >= 1 (or None for every core), got {workers!r}")
-    from ..ray_backend import check_backend
+    from agents.ray_backend import check_backend
 
     check_backend(backend, address)
     rules_dict = resolve_rules(rules, num_players)
@@ -91,7 +97,7 @@ def run_tournament(
 
     session = None
     if backend == "ray":  # connected before the clock starts: ray.init is not play time
-        from ..ray_backend import RaySession
+        from agents.ray_backend import RaySession
 
         session = RaySession(address)
     if workers is None:

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .deals import agent_seed, deal_setup, env_seed
-from .results import TournamentResult
-from .specs import build_agent
+from agents.tournament.deals import agent_seed, deal_setup, env_seed
+from agents.tournament.results import TournamentResult
+from agents.tournament.specs import build_agent
 
 
 def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> list[Path]:

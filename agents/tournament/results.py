@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..stats import Rating, mean_ci, openskill_ratings, ranks_from_scores, wilson_interval
-from .worker import REASONS, TRUNCATED, TableResult
+from agents.stats import Rating, mean_ci, openskill_ratings, ranks_from_scores, wilson_interval
+from agents.tournament.worker import REASONS, TRUNCATED, TableResult
 
 
 @dataclass

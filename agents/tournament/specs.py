@@ -7,9 +7,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from ..cli import (
-    yaml_error_text,
-)
+from agents.cli import yaml_error_text
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -39,7 +37,7 @@ def spec_kind(spec: str) -> str:
 
 def build_agent(spec: str, num_players: int, seed: int | None):
     """An agent from a spec string (see the module docstring), seated at ``num_players``."""
-    from .. import REGISTRY, make
+    from agents import REGISTRY, make
 
     base, kwargs = parse_spec(spec)
     head = base.split(":", 1)[0]

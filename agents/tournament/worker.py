@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .deals import agent_seed, deal_setup, env_seed
-from .specs import build_agent, spec_kind
+from agents.tournament.deals import agent_seed, deal_setup, env_seed
+from agents.tournament.specs import build_agent, spec_kind
 
 #: End reasons, as stored in ``TableResult.reasons``.
 REASONS = ("going_out", "empty_stock", "illegal", "truncated")

@@ -2,6 +2,6 @@
 
 import sys
 
-from .server import main
+from agents.web.server import main
 
 sys.exit(main())

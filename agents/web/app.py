@@ -40,11 +40,11 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictInt
 from starlette.exceptions import HTTPException
 
-from .bots import BotWorkers
-from .guard import Guard
-from .policy import PolicyView
-from .replay import ReplayStore
-from .tables import GameStore, TableConfig, WebError, bot_bytes
+from agents.web.bots import BotWorkers
+from agents.web.guard import Guard
+from agents.web.policy import PolicyView
+from agents.web.replay import ReplayStore
+from agents.web.tables import GameStore, TableConfig, WebError, bot_bytes
 
 log = logging.getLogger(__name__)
 

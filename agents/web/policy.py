@@ -20,13 +20,12 @@ import threading
 
 import numpy as np
 
+from agents.ppo import PPOAgent, read_policy
+from agents.web.views import move_label
 from pis_env.engine import GameState
 from pis_env.env import mask_array
 from pis_env.observation import observation_encoder
 from pis_env.privileged import privileged_features, privileged_size
-
-from ..ppo import PPOAgent, read_policy
-from .views import move_label
 
 PUBLIC, PRIVILEGED = "public", "privileged"
 

@@ -26,13 +26,12 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from agents.play import describe
+from agents.web.policy import PolicyView
+from agents.web.tables import WebError
+from agents.web.views import position
 from pis_env import IllegalActionError, raw_env
 from pis_env.engine import GameState
-
-from ..play import describe
-from .policy import PolicyView
-from .tables import WebError
-from .views import position
 
 #: Largest history text accepted (the server's body limit is usually smaller).
 MAX_HISTORY_BYTES = 20_000_000

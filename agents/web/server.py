@@ -26,7 +26,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..cli import error_exit, parse_options, read_rules
+from agents.cli import error_exit, parse_options, read_rules
 
 PROG = "pis-serve"
 
@@ -86,10 +86,9 @@ def build(args: argparse.Namespace):
     """``(TableConfig, bots)`` from parsed arguments, ``bots`` mapping each spec offered
     to its prototype agent; ``ValueError`` with a message for anything wrong (rules, bot
     specs, policy files, limits)."""
+    from agents import make_for_table
+    from agents.web.tables import TableConfig
     from pis_env import Rules
-
-    from .. import make_for_table
-    from .tables import TableConfig
 
     options = parse_options(args.option)
     if args.players is not None:
@@ -131,7 +130,7 @@ def build(args: argparse.Namespace):
 
 def app_from_args(args: argparse.Namespace):
     """The app ``pis-serve`` serves for parsed arguments (``ValueError`` as ``build``)."""
-    from .app import create_app
+    from agents.web.app import create_app
 
     config, prototypes = build(args)
     hosts = tuple(args.allow_host) + ((args.host,) if args.host not in ("0.0.0.0", "::")
@@ -146,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvicorn
 
-        from .app import create_app  # noqa: F401  (the web extra is installed)
+        from agents.web.app import create_app  # noqa: F401  (the web extra is installed)
     except ImportError as e:
         return error_exit(PROG, f"{e}: install the web extra: pip install 'pis-yedili[web]'")
     try:

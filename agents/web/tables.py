@@ -35,14 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.play import describe
+from agents.tournament.worker import seat_observation
+from agents.web.bots import BotError, BotWorkers, Busy, Lane
+from agents.web.policy import PolicyView
+from agents.web.views import move_label, position
 from pis_env import Rules, raw_env
 from pis_env.engine import NUM_ACTIONS, GameState, action_name
-
-from ..play import describe
-from ..tournament.worker import seat_observation
-from .bots import BotError, BotWorkers, Busy, Lane
-from .policy import PolicyView
-from .views import move_label, position
 
 log = logging.getLogger(__name__)
 

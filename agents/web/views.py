@@ -7,6 +7,8 @@ seat sees (its own hand, public counts); the *full table* adds every hand and th
 
 from __future__ import annotations
 
+from agents.human import penalty_cards
+from agents.play import deal_end_sentence
 from pis_env.cards import (
     RANK_NAMES,
     SUIT_NAMES,
@@ -15,9 +17,6 @@ from pis_env.cards import (
     points_of,
 )
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState
-
-from ..human import penalty_cards
-from ..play import deal_end_sentence
 
 #: Suits shown in red (diamonds, hearts); clubs and spades are black.
 RED_SUITS = (1, 2)
