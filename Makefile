@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[train,dev]"
 	touch $(STAMP)
 
-# RLlib (train/rllib_ppo.py) in a second virtualenv: ray[rllib] pins its own gymnasium.
+# RLlib (train/rllib/ppo.py) in a second virtualenv: ray[rllib] pins its own gymnasium.
 # It is layered on .venv: a .pth file puts .venv's site-packages after its own, so torch
 # and Ray come from .venv (a third of the install time) while everything ray[rllib] pins
 # differently (gymnasium) is installed here and shadows .venv's copy.

@@ -20,7 +20,7 @@ REGISTRY = {
     "held_out": "agents.heuristic.variants:HeldOutHeuristic",
     "mc": "agents.mc:MonteCarloAgent",
     "search": "agents.search:SearchAgent",
-    "human": "agents.human:HumanAgent",
+    "human": "agents.ui.human:HumanAgent",
     "ppo": "agents.ppo:PPOAgent",
 }
 

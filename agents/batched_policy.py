@@ -1,9 +1,9 @@
 """``TorchPolicy``: a frozen actor network as one batched forward pass over many games.
 
-The policy of a ``train/ppo.py`` file (or of a live SB3 model) applied to the observation
+The policy of a ``train/sb3/run.py`` file (or of a live SB3 model) applied to the observation
 and mask rows of many games at once (``pis_env.batched``'s ``obs`` / ``masks`` or
 ``BatchedGame.observe`` / ``action_masks``): ``policy(obs [K, L], masks [K, 58]) ->
-actions [K]``. ``train.batched_vec_env`` plays its snapshot opponents with it and
+actions [K]``. ``train.vector.sb3_vec_env`` plays its snapshot opponents with it and
 ``agents.search`` its network rollouts (``rollout_policy="network"``); it lives here, in
 ``agents``, so that both can import it (``agents`` never imports ``train``). torch is
 imported when a policy is built (the ``[train]`` extra, as for ``agents.ppo``).
@@ -140,7 +140,7 @@ class TorchPolicy:
     @classmethod
     def from_file(cls, path, num_players: int | None = None, num_deals: int | None = None,
                   **kwargs):
-        """From a ``train/ppo.py`` policy file (``.zip`` or ``.pt``), layout checked."""
+        """From a ``train/sb3/run.py`` policy file (``.zip`` or ``.pt``), layout checked."""
         from agents.ppo import load_policy
 
         kwargs.setdefault("name", f"ppo:{path}")

@@ -1,7 +1,7 @@
 """The Monte Carlo bot: determinized rollouts with the heuristic playing every seat.
 
 For each decision with more than one legal action it rebuilds, from the observation only
-(``agents.state_from_obs``), ``samples`` engine positions in which the hidden cards (the
+(``agents.belief.state_from_obs``), ``samples`` engine positions in which the hidden cards (the
 opponents' hands and the stock) are dealt at random from the cards it has not seen, the
 deal biased by the ``drew_on_suit`` hints. For each position it plays ``rollouts``
 rollouts (the stock order reshuffled each time) after every legal action, to the end of
@@ -41,9 +41,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from agents.base import Agent
+from agents.belief.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, state_action
 from agents.heuristic import table_rules as _table_rules
-from agents.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from pis_env.cards import NUM_CARDS, cards_of, points_of
 from pis_env.engine import DRAW
 from pis_env.rules import Rules

@@ -1,6 +1,6 @@
 """A trained PPO policy as an agent: ``agents.make("ppo", path="models/ppo_2p.zip")``.
 
-Two file formats are read, both written by ``train/ppo.py``:
+Two file formats are read, both written by ``train/sb3/run.py``:
 
 * the SB3 archive (``.zip``) that ``MaskablePPO.save`` writes, with a ``pis_yedili.json``
   member that records the observation layout, the rules and the network. Only the
@@ -9,7 +9,7 @@ Two file formats are read, both written by ``train/ppo.py``:
   does unpickle it: treat a ``.zip`` from elsewhere as code.)
 * the weights-only export (``.pt``, ``python -m train.export``): a plain dict of tensors
   and strings, loaded with ``torch.load(weights_only=True)`` and checked against the
-  SHA-256 stored in it (``agents.weights_file``; a mismatch is a ``PolicyLoadError``
+  SHA-256 stored in it (``agents.common.weights_file``; a mismatch is a ``PolicyLoadError``
   naming the file, a file without a digest loads with a warning).
 
 The agent runs the policy network in numpy (a few matrix products, no SB3 ``predict``
@@ -167,7 +167,7 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
                 if META_NAME not in names:
                     raise PolicyLoadError(
                         f"{p}: an archive without {META_NAME}; it was not saved by "
-                        "train/ppo.py, so its observation layout cannot be checked"
+                        "train/sb3/run.py, so its observation layout cannot be checked"
                     )
                 meta = json.loads(archive.read(META_NAME).decode("utf-8"))
                 if "policy.pth" not in names:
@@ -213,8 +213,8 @@ def _is_sb3_archive(p: Path) -> bool:
 
 
 def _load_verified(p: Path) -> dict:
-    """A ``.pt`` export, its SHA-256 digest checked (``agents.weights_file``)."""
-    from agents.weights_file import WeightsFileError, load_weights_file
+    """A ``.pt`` export, its SHA-256 digest checked (``agents.common.weights_file``)."""
+    from agents.common.weights_file import WeightsFileError, load_weights_file
 
     try:
         return load_weights_file(p)
@@ -223,8 +223,8 @@ def _load_verified(p: Path) -> dict:
 
 
 def _torch_load(source, path):
-    """``agents.weights_file.read_weights`` with its errors as ``PolicyLoadError``."""
-    from agents.weights_file import WeightsFileError, read_weights
+    """``agents.common.weights_file.read_weights`` with its errors as ``PolicyLoadError``."""
+    from agents.common.weights_file import WeightsFileError, read_weights
 
     try:
         return read_weights(source, path)
@@ -329,7 +329,7 @@ def load_policy(path: str | Path, num_players: int | None = None,
 
 
 class PPOAgent(Agent):
-    """A trained policy (``train/ppo.py``) from a ``.zip`` or weights-only ``.pt`` file."""
+    """A trained policy (``train/sb3/run.py``) from a ``.zip`` or weights-only ``.pt`` file."""
 
     name = "ppo"
     reads_later_layouts = False  # a network reads exactly the layout it was trained on

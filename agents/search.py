@@ -1,5 +1,5 @@
 """The belief-guided search bot: determinizations from a belief over the hidden cards
-(``agents.inference``, ``agents.belief``), heuristic (or network) rollouts on the batched
+(``agents.belief``, ``agents.belief.tracker``), heuristic (or network) rollouts on the batched
 numba engine.
 
 Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic
@@ -10,11 +10,11 @@ than one legal action the bot
    moves, and remembers its own actions). By default (``determinize="particles"``) that
    is a particle filter over the deal's hidden history, whose worlds are weighed by an
    opponent model's probability of every move the opponents made
-   (``agents.inference.ParticleBelief``; the exact public events of ``pis_yedili_v1``
+   (``agents.belief.ParticleBelief``; the exact public events of ``pis_yedili_v1``
    tables, which the bot asks for, or those two-player v0 snapshots imply; elsewhere the
    worlds are only kept consistent): its worlds are the determinizations. Otherwise a
    ``DealTracker`` and a belief give the chance that each opponent holds each unseen card
-   (``"belief"``: the learned card-location model of ``agents.belief``, the default
+   (``"belief"``: the learned card-location model of ``agents.belief.tracker``, the default
    until the particle filter beat it; ``"hints"``: the ``drew_on_suit`` hints with
    ``agents.mc``'s weight 0.15; ``"uniform"``: neither);
 2. deals ``D = rollouts // A`` determinizations (A legal actions): every hand its exact
@@ -49,11 +49,17 @@ from collections.abc import Mapping
 import numpy as np
 
 from agents.base import Agent
-from agents.belief import DealTracker, hint_belief, load_model, sample_hidden_batch, uniform_belief
+from agents.belief.particles import ParticleBelief, position_row
+from agents.belief.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
+from agents.belief.tracker import (
+    DealTracker,
+    hint_belief,
+    load_model,
+    sample_hidden_batch,
+    uniform_belief,
+)
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
-from agents.inference.particles import ParticleBelief, position_row
 from agents.mc import DEFAULT_HORIZON, choose_action
-from agents.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
 from pis_env.rules import Rules
@@ -182,7 +188,7 @@ class SearchAgent(Agent):
     ``determinize``: ``"particles"`` (default), ``"belief"``, ``"hints"`` or
     ``"uniform"``; ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``:
     another belief model file; ``particles`` / ``opponent_model`` / ``moves``: the
-    particle filter of ``determinize="particles"`` (``agents.inference.ParticleBelief``);
+    particle filter of ``determinize="particles"`` (``agents.belief.ParticleBelief``);
     ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md variant options
     as keywords: the table's variant; ``horizon``: rollout cap in decisions (default none,
     400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
@@ -393,7 +399,7 @@ def main(argv=None) -> int:
     """``python -m agents.search`` used to time the bot (``--timing``) and compare two
     tournaments (``--compare``). A bot module has one job, so it now names the commands
     that do those and exits with 2, whatever the arguments."""
-    from agents.cli import error_exit
+    from agents.common.cli import error_exit
 
     return error_exit("python -m agents.search", "the search bot has no command line: "
                       "time it with python -m benchmarks.search (was --timing); pair two "

@@ -1,6 +1,6 @@
 """How good the beliefs over hidden cards are, on the same positions: uniform, the
-``drew_on_suit`` hints, the learned card-location model (``agents.belief``) and the
-particle filter (``agents.inference.ParticleBelief``), against opponents.
+``drew_on_suit`` hints, the learned card-location model (``agents.belief.tracker``) and the
+particle filter (``agents.belief.ParticleBelief``), against opponents.
 
     python -m benchmarks.belief                                  # a short run
     python -m benchmarks.belief --positions 2000                 # the docs' table
@@ -8,7 +8,7 @@ particle filter (``agents.inference.ParticleBelief``), against opponents.
 
 Each table size plays ``pis_yedili_v1`` deals (seeded, one after another) until every
 opponent kind has given ``--positions`` positions: seat 0 plays the heuristic or greedy
-(alternate deals, as ``train.belief``'s data), every other seat the opponent kind; at
+(alternate deals, as ``train.belief_model.training``'s data), every other seat the opponent kind; at
 each decision of seat 0 with a choice every belief is asked, fed the same observations.
 Opponent kinds: the two held-out heuristic variants (``agents.heuristic.variants``,
 never used by any model or for any default), ``random``, and the ``heuristic`` itself
@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from agents.belief import (
+from agents.belief.tracker import (
     DealTracker,
     expected_correct,
     hint_belief,
@@ -136,8 +136,8 @@ HEADER = ("| players | opponent | positions | log-loss uniform | hints | learned
 
 def measure(n: int, opponent: str, positions: int, seed: int, filter_options: dict) -> Tally:
     """Play deals against ``opponent`` until ``positions`` positions are tallied."""
-    from agents.inference import ParticleBelief
-    from train.observer_positions import observer_positions
+    from agents.belief import ParticleBelief
+    from train.belief_model.observer_positions import observer_positions
 
     tally = Tally()
     model = load_model(n)
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=int, default=None)
     parser.add_argument("--smoothing", type=float, default=None)
     parser.add_argument("--opponent-model", default=None,
-                        help="the filter's opponent model spec (agents.inference."
+                        help="the filter's opponent model spec (agents.belief."
                              "opponent_models; default its DEFAULT_MODEL)")
     args = parser.parse_args(argv)
     if not all(2 <= n <= 7 for n in args.players):
@@ -192,7 +192,7 @@ def main(argv=None) -> int:
                                  ("smoothing", args.smoothing),
                                  ("opponent_model", args.opponent_model)) if v is not None}
     try:
-        from agents.inference import ParticleBelief
+        from agents.belief import ParticleBelief
 
         for n in args.players:  # bad options fail before any game
             ParticleBelief(n, **options)

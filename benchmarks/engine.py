@@ -18,10 +18,10 @@ import time
 import numpy as np
 
 from pis_env import pis_yedili_v1
+from pis_env.aec import env as make_env
+from pis_env.aec import raw_env
 from pis_env.cards import cards_of
 from pis_env.engine import GameState
-from pis_env.env import env as make_env
-from pis_env.env import raw_env
 from pis_env.rules import Rules
 
 

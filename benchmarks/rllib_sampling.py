@@ -10,12 +10,12 @@ algorithm with two remote env runners (one torch thread each); its runners sampl
 runner" figure), then both at once ("2 runners": per runner and in all). Timing starts
 after a warm-up sample (numba compilation, torch's first passes).
 
-* ``aec``: ``train/rllib_ppo.py env=aec`` (the path before the vector env),
-  ``pis_env.env`` through RLlib's ``PettingZooEnv`` (``num_envs_per_env_runner=16``, the
+* ``aec``: ``train/rllib/ppo.py env=aec`` (the path before the vector env),
+  ``pis_env.aec`` through RLlib's ``PettingZooEnv`` (``num_envs_per_env_runner=16``, the
   configured bots as RLModules).
   RLlib counts an env step for every seat's move there, so its learner decisions are
   printed too.
-* ``vector``: ``train.vector_env.PisYediliVectorEnv`` through
+* ``vector``: ``train.vector.gym_vector_env.PisYediliVectorEnv`` through
   ``gym_env_vectorize_mode="vector_entry_point"`` (``--envs`` games per runner, the bots
   inside the numba engine); an env step is a learner decision.
 * ``cartpole``: gymnasium's ``CartPoleVectorEnv`` (``--envs`` per runner) with the same
@@ -40,14 +40,14 @@ RUNNERS = 2
 
 
 def _config(path: str, envs: int, players: int, env_version: int = 0):
-    """A ``PPOConfig`` for one path, two remote env runners: ``train/rllib_ppo.py``'s own
+    """A ``PPOConfig`` for one path, two remote env runners: ``train/rllib/ppo.py``'s own
     for ``aec`` and ``vector`` (its default config, bots only: no snapshot pool, at the
     observation layout ``env_version``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-    from train import rllib_ppo
-    from train.rllib_config import load_config
+    from train.rllib import ppo as rllib_ppo
+    from train.rllib.config import load_config
 
     per_runner = 16 if path == "aec" else envs
     cfg = load_config(rllib_ppo.DEFAULT_CONFIG, [

@@ -5,7 +5,7 @@ task with two vectorised envs, in the same process, one after the other:
 
 * ``dummy``: SB3's ``DummyVecEnv`` of ``pis_env.wrappers.SingleAgentEnv`` (the first
   training pipeline: one Python env per slot, the opponents ``agents`` bots);
-* ``batched``: :class:`train.batched_vec_env.BatchedVecEnv` (numba engine, opponents in
+* ``batched``: :class:`train.vector.sb3_vec_env.BatchedVecEnv` (numba engine, opponents in
   the kernel, masks as one array).
 
 Same rules, opponents (``--opponent greedy``), random learner seat, observation (the
@@ -41,7 +41,7 @@ CONFIGS = {
     # the same with train's default network
     "throughput256": {"n_envs": 512, "n_steps": 32, "batch_size": 8192, "n_epochs": 1,
                       "net": [256, 256]},
-    # train/config.py DEFAULTS (n_envs 16, n_steps 256, batch 1024, 4 epochs, 256x256)
+    # train/sb3/config.py DEFAULTS (n_envs 16, n_steps 256, batch 1024, 4 epochs, 256x256)
     "default": {"n_envs": 16, "n_steps": 256, "batch_size": 1024, "n_epochs": 4,
                 "net": [256, 256]},
 }
@@ -65,7 +65,7 @@ class Speed:
 def make_env(kind: str, n_envs: int, players: int, opponent: str, seed: int):
     """The VecEnv of one pipeline (same task for both)."""
     if kind == "batched":
-        from train.batched_vec_env import BatchedVecEnv
+        from train.vector.sb3_vec_env import BatchedVecEnv
 
         return BatchedVecEnv(n_envs, num_players=players, opponent=opponent,
                              learner_seat=None, seed=seed)
@@ -143,7 +143,7 @@ def evaluate(model, players: int, deals: int, seed: int) -> tuple[float, float]:
     charge counts as a win)."""
     from agents.greedy.batched import GreedyPolicy
     from pis_env.batched import BatchedEnv
-    from train.batched_vec_env import TorchPolicy
+    from train.vector.sb3_vec_env import TorchPolicy
 
     policy = TorchPolicy.from_sb3(model, deterministic=True)
     env = BatchedEnv(deals, num_players=players, opponent=GreedyPolicy(),
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"MaskablePPO, {args.players} players vs {args.opponent}, torch threads "
           f"{args.threads}, {args.rollouts} timed rollouts per run")
     w0, c0 = time.perf_counter(), time.process_time()
-    from train.batched_vec_env import BatchedVecEnv
+    from train.vector.sb3_vec_env import BatchedVecEnv
 
     BatchedVecEnv(8, num_players=args.players, seed=0).reset()
     print(f"batched env import + kernel load/compile: {time.perf_counter() - w0:.1f} s wall, "

@@ -51,7 +51,7 @@ class Server:
     def __init__(self, *argv: str):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agents.web", "--host", "127.0.0.1", "--port",
+            [sys.executable, "-m", "agents.ui.web", "--host", "127.0.0.1", "--port",
              str(self.port), "--delay", "0", *argv],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -245,7 +245,7 @@ def _replay_rss_child(moves: int) -> None:
     import psutil
     from fastapi.testclient import TestClient
 
-    from agents.web.server import app_from_args, build_parser
+    from agents.ui.web.server import app_from_args, build_parser
 
     text = long_history(moves)
     app = app_from_args(build_parser().parse_args(["--bot-workers", "0",

@@ -7,9 +7,9 @@ observation vector back into named fields. Importing this package needs no torch
 """
 
 from . import pis_yedili_v0, pis_yedili_v1
+from .aec import ENV_NAME, env, raw_env
 from .cards import card_name, parse_card
 from .engine import NUM_ACTIONS, GameState, IllegalActionError, action_name
-from .env import ENV_NAME, env, raw_env
 from .history import HistoryError
 from .observation import LAYOUT_VERSION, LAYOUT_VERSIONS, decode_observation, segment_table
 from .rules import Rules
@@ -30,7 +30,7 @@ PETTINGZOO_ID = f"pis_yedili/{ENV_NAME}"
 
 def _register() -> None:
     """Register the single-agent view with gymnasium (``gymnasium.make("PisYedili-v0")``;
-    ``gymnasium.make_vec`` builds the batched vector env of ``train.vector_env``)
+    ``gymnasium.make_vec`` builds the batched vector env of ``train.vector.gym_vector_env``)
     and the AEC env with PettingZoo (``pettingzoo.make("aec", "pis_yedili/pis_yedili_v0")``;
     its own namespace: ``classic/`` is PettingZoo's). Neither registry discovers plugins,
     so the ids exist once ``pis_env`` is imported."""
@@ -39,15 +39,15 @@ def _register() -> None:
     from pettingzoo.env_registry.exceptions import PettingZooRegistryError
 
     if "PisYedili-v0" not in gymnasium.registry:
-        # make_vec's default: the batched engine (train.vector_entry chooses, and falls back
+        # make_vec's default: the batched engine (train.vector.entry chooses, and falls back
         # to SyncVectorEnv for Python bots); a string, so pis_env imports no train code
         gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv",
-                           vector_entry_point="train.vector_entry:make_vector_env")
+                           vector_entry_point="train.vector.entry:make_vector_env")
     if "PisYedili-v1" not in gymnasium.registry:  # the v1 observation (pis_yedili_v1)
-        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.pis_yedili_v1:SingleAgentEnv",
-                           vector_entry_point="train.vector_entry:make_vector_env_v1")
-    for env_id, entry in ((PETTINGZOO_ID, "pis_env.env:env"),
-                          ("pis_yedili/pis_yedili_v1", "pis_env.pis_yedili_v1:env")):
+        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.aec_v1:SingleAgentEnv",
+                           vector_entry_point="train.vector.entry:make_vector_env_v1")
+    for env_id, entry in ((PETTINGZOO_ID, "pis_env.aec:env"),
+                          ("pis_yedili/pis_yedili_v1", "pis_env.aec_v1:env")):
         try:  # the registry keys ids spelled its own way (pis_yedili-v0): ask it
             pettingzoo.spec("aec", env_id)
         except PettingZooRegistryError:

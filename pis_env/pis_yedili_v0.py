@@ -1,5 +1,8 @@
-"""Versioned entry point, PettingZoo style: ``from pis_env import pis_yedili_v0``."""
+"""Versioned entry point, PettingZoo style: ``from pis_env import pis_yedili_v0``.
 
-from .env import env, raw_env
+``pis_env.aec`` holds the code and the manual of the environment.
+"""
 
-__all__ = ["env", "raw_env"]
+from .aec import ENV_NAME, env, raw_env
+
+__all__ = ["ENV_NAME", "env", "raw_env"]

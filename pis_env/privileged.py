@@ -1,11 +1,11 @@
 """The hidden cards of a position, as the privileged critic sees them.
 
-A critic trained with ``policy.privileged_critic`` (``train.policy``) reads, after the
+A critic trained with ``policy.privileged_critic`` (``train.sb3.policy``) reads, after the
 policy input, what the player cannot see: every opponent's hand (clockwise from the
 seat's left), the stock as a set, and the next ``STOCK_LOOKAHEAD`` stock cards in draw
 order. One encoder (:func:`privileged_rows`) builds it for a ``GameState``
 (:func:`privileged_features`) and for the rows of the batched engine
-(``train.batched_vec_env.privileged_rows_of_batch``); it is a view of the engine
+(``train.vector.sb3_vec_env.privileged_rows_of_batch``); it is a view of the engine
 state, so it lives here, below the training code and the served policies that use it.
 """
 

@@ -33,8 +33,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .aec import RENDER_MODES, check_render_mode, raw_env
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
-from .env import RENDER_MODES, check_render_mode, raw_env
 
 #: Values of ``SingleAgentEnv(opponent_illegal=...)``.
 OPPONENT_ILLEGAL = ("warn", "raise")
@@ -102,7 +102,7 @@ class SingleAgentEnv(gym.Env):
         render_mode: ``None``, ``"rgb_array"`` (the table from the learner's seat as an
             ``uint8[H, W, 3]`` frame: what ``RecordVideo`` and SB3's ``make_vec_env`` ask
             for), ``"ansi"`` or ``"human"``.
-        **options: rules options of ``pis_env.env`` (``illegal_action`` is forced to
+        **options: rules options of ``pis_env.aec`` (``illegal_action`` is forced to
             ``"terminate"``).
     """
 

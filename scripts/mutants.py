@@ -85,7 +85,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="pretrain-learns-nothing",
-        file="train/pretrain.py",
+        file="train/common/pretrain.py",
         old="            loss = ce + value_coef * v_loss\n",
         new="            loss = 0 * ce + value_coef * v_loss\n",
         test=("tests/train/test_train.py::test_pretrain_then_ppo",
@@ -95,7 +95,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="env-mask-adds-pass",
-        file="pis_env/env.py",
+        file="pis_env/aec.py",
         old="            mask = mask_array(game.legal_mask())\n",
         new="            mask = mask_array(game.legal_mask() | 1 << 57)\n",
         test="tests/pis_env/test_env.py::"
@@ -140,7 +140,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="checkpoint-wrong-layout-version",
-        file="train/checkpoint.py",
+        file="train/common/checkpoint.py",
         old='"layout_version": meta["layout_version"],',
         new='"layout_version": meta["layout_version"] + 1,',
         test="tests/train/test_train.py::test_smoke_run_writes_everything",
@@ -174,7 +174,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="wilson-wrong-bound",
-        file="agents/stats.py",
+        file="agents/tournament/stats.py",
         old="(4.0 * trials * trials)) / denom\n",
         new="(4.0 * trials * trials))\n",
         test="tests/agents/test_tournament.py::test_wilson_known_values",
@@ -182,7 +182,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="wilson-accepts-more-wins-than-trials",
-        file="agents/stats.py",
+        file="agents/tournament/stats.py",
         old="    if trials < 0 or successes < 0 or successes > trials:",
         new="    if trials < 0 or successes < 0:",
         test="tests/agents/test_tournament.py::test_wilson_known_values",
@@ -233,7 +233,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="weights-saved-without-digest",
-        file="agents/weights_file.py",
+        file="agents/common/weights_file.py",
         old="    data = dict(payload, **{DIGEST_KEY: payload_digest(payload)})\n",
         new="    data = dict(payload)\n",
         test="tests/train/test_train_hardening.py::"
@@ -242,7 +242,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="digest-ignores-tensor-bytes",
-        file="agents/weights_file.py",
+        file="agents/common/weights_file.py",
         old="        h.update(np.ascontiguousarray(array).tobytes())\n",
         new="        pass\n",
         test="tests/train/test_train_hardening.py::test_shipped_models_carry_a_digest[belief_4p.pt]",
@@ -284,7 +284,7 @@ MUTANTS: list[Mutant] = [
     # ---- one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",
-        file="agents/weights_file.py",
+        file="agents/common/weights_file.py",
         old="    except FileNotFoundError as e:\n        raise WeightsFileNotFoundError",
         new="    except OSError as e:\n        raise WeightsFileError",
         test=("tests/agents/test_weights_file.py::"
@@ -311,7 +311,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="config-no-nearest-key",
-        file="train/config.py",
+        file="train/sb3/config.py",
         old="        return _hint(close)\n",
         new="        return \"\"\n",
         test=("tests/train/test_train_config.py::"
@@ -320,17 +320,17 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="export-error-own-format",
-        file="train/export.py",
+        file="train/common/export.py",
         old="        return error_exit(parser.prog, str(e))\n",
         new="        print(f\"error: {e}\", file=sys.stderr)\n        return 2\n",
         test=("tests/test_cli_errors.py::test_a_bad_argument_is_one_line_in_argparse_format_"
-              "and_exit_2[train.export:nowhere.zip]"),
+              "and_exit_2[train.common.export:nowhere.zip]"),
         why="an entry point prints its own error format (error: ...) instead of argparse's",
     ),
     # ---- the browser table (issue 21 items in its tests; issue 23) ----
     Mutant(
         name="web-offers-an-illegal-pass",
-        file="agents/web/tables.py",
+        file="agents/ui/web/tables.py",
         old="                     for a in np.flatnonzero(mask)]",
         new="                     for a in sorted(set(np.flatnonzero(mask).tolist()) | {57})]",
         test=("tests/agents/test_web_api.py::"
@@ -340,7 +340,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-policy-uniform",
-        file="agents/web/policy.py",
+        file="agents/ui/web/policy.py",
         old="        probs = self.agent.probabilities(observation)\n",
         new=("        probs = observation[\"action_mask\"] / observation[\"action_mask\"]"
              ".sum()\n"),
@@ -353,7 +353,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-state-carries-the-seed",
-        file="agents/web/tables.py",
+        file="agents/ui/web/tables.py",
         old='            "error": self.broken,\n',
         new='            "error": self.broken,\n            "seed": self.env.game.deal_index,\n',
         test=("tests/agents/test_web_api.py::"
@@ -362,7 +362,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-bot-policy-always-shown",
-        file="agents/web/tables.py",
+        file="agents/ui/web/tables.py",
         old="            if self.config.show_bot_policy and seat in self.views:",
         new="            if seat in self.views:",
         test=("tests/agents/test_web_api.py::"
@@ -372,7 +372,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-history-mid-deal",
-        file="agents/web/tables.py",
+        file="agents/ui/web/tables.py",
         old=('        if self.status() != "match_over":\n'
              '            raise WebError(409, "the history'),
         new='        if False:\n            raise WebError(409, "the history',
@@ -382,7 +382,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-any-host",
-        file="agents/web/guard.py",
+        file="agents/ui/web/guard.py",
         old='        self.any_host = "*" in self.hosts',
         new="        self.any_host = True",
         test="tests/agents/test_web_api.py::test_foreign_host_and_cross_site_origin_are_refused",
@@ -390,7 +390,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-replay-snapshot-every-frame",
-        file="agents/web/replay.py",
+        file="agents/ui/web/replay.py",
         old="        if len(self.frames) % SNAPSHOT_EVERY == 0:",
         new="        if True:",
         test=("tests/agents/test_web_api.py::"
@@ -399,7 +399,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-replay-rebuild-skips-a-move",
-        file="agents/web/replay.py",
+        file="agents/ui/web/replay.py",
         old="        for j in range(start + 1, k + 1):",
         new="        for j in range(start + 2, k + 1):",
         test=("tests/agents/test_web_api.py::"
@@ -409,7 +409,7 @@ MUTANTS: list[Mutant] = [
     # ---- the gymnasium VectorEnv over the batched engine (issue 20) ----
     Mutant(
         name="vector-env-no-terminal-obs",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="            obs[ended] = out.ended.terminal_obs\n",
         new="",
         test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
@@ -417,7 +417,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-reset-step-plays",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="hold=held if held.any() else None)",
         new="hold=None)",
         test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
@@ -425,7 +425,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-terminal-mask-kept",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="            self._masks[ended] = False\n",
         new="",
         test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
@@ -433,7 +433,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-truncation-terminates",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="        terminated = out.dones & ~out.truncated",
         new="        terminated = out.dones",
         test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
@@ -441,7 +441,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-reset-ignores-seed",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="obs = self.core.reset(seed, decks=",
         new="obs = self.core.reset(None, decks=",
         test="tests/train/test_vector_env.py::test_reset_seed_makes_runs_reproducible",
@@ -449,7 +449,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-illegal-action-rows",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old='put("illegal_action", idx[f], ended.illegal_action[f], 0, np.int64)',
         new='put("illegal_action", idx, ended.illegal_action, 0, np.int64)',
         test="tests/train/test_vector_env.py::test_an_illegal_action_forfeits_and_is_reported",
@@ -457,7 +457,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-env-no-autoreset-flag",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="        self._autoreset = out.dones\n",
         new="        self._autoreset = out.dones & False\n",
         test=("tests/train/test_vector_env.py::test_gymnasium_vector_wrappers_run_on_it",
@@ -466,7 +466,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-entry-agents-batched",
-        file="train/vector_entry.py",
+        file="train/vector/entry.py",
         old='    if hasattr(opponent, "act"):\n        return True\n',
         new="",
         test="tests/train/test_vector_env.py::test_python_bots_keep_working_through_make_vec",
@@ -474,7 +474,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-entry-no-fallback-without-numba",
-        file="train/vector_entry.py",
+        file="train/vector/entry.py",
         old='        if kwargs.get("opponents") is None and not set(kwargs) & set(BATCHED_ONLY):',
         new="        if False:",
         test="tests/train/test_vector_env.py::test_without_the_batched_engine_the_error_says_what_to_do",
@@ -482,7 +482,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-entry-v1-layout-0",
-        file="train/vector_entry.py",
+        file="train/vector/entry.py",
         old="    return PisYediliVectorEnv(num_envs, layout_version=layout_version, **kwargs)",
         new="    return PisYediliVectorEnv(num_envs, layout_version=0, **kwargs)",
         test=("tests/train/test_vector_env.py::"
@@ -511,7 +511,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="sb3-adapter-layout-ignored",
-        file="train/batched_vec_env.py",
+        file="train/vector/sb3_vec_env.py",
         old="            layout_version=layout_version, **options)",
         new="            **options)",
         test=("tests/train/test_batched_vec_env.py::"
@@ -520,11 +520,11 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="league-vec-env-version-ignored",
-        file="train/batched_vec_env.py",
+        file="train/vector/sb3_vec_env.py",
         old='        layout_version=int(cfg.get("env_version", 0)),',
         new="        layout_version=0,",
         test="tests/train/test_batched_vec_env.py::test_make_league_vec_env_with_the_real_league",
-        why="train/ppo.py's batched VecEnv ignores env_version",
+        why="train/sb3/run.py's batched VecEnv ignores env_version",
     ),
     Mutant(
         name="batched-mixed-table-one-layout",
@@ -537,7 +537,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="batched-mixed-table-no-record",
-        file="train/learner_batch.py",
+        file="train/vector/learner_batch.py",
         old="public_record=any(layout_of(o, layout_version)",
         new="public_record=any(0 and layout_of(o, layout_version)",
         test=("tests/train/test_batched_vec_env.py::"
@@ -546,7 +546,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="agent-policy-layout-dropped",
-        file="train/learner_batch.py",
+        file="train/vector/learner_batch.py",
         old='        self.layout_version = getattr(agent, "layout_version", None)',
         new="        self.layout_version = None",
         test=("tests/train/test_batched_vec_env.py::"
@@ -555,7 +555,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="vector-ppo-mask-ignored",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="        return self._masks.copy()",
         new="        return np.ones_like(self._masks)",
         test="tests/train/test_vector_env.py::test_a_cleanrl_style_masked_ppo_loop_runs_and_plays_legally",
@@ -580,7 +580,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="gym-view-renders-seat-to-move",
-        file="pis_env/env.py",
+        file="pis_env/aec.py",
         old="            return render_frame(self.game, seat, reveal=reveal)\n",
         new="            return render_frame(self.game, None, reveal=reveal)\n",
         test="tests/pis_env/test_render.py::test_single_agent_view_renders_the_learners_seat",
@@ -597,7 +597,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="env-typed-as-plain-aecenv",
-        file="pis_env/env.py",
+        file="pis_env/aec.py",
         old="def env(**kwargs: Any) -> OrderEnforcingWrapper:\n",
         new="def env(**kwargs: Any) -> AECEnv:\n",
         test="tests/test_types.py::test_mypy_passes_and_typed_user_code_checks",
@@ -615,7 +615,7 @@ MUTANTS: list[Mutant] = [
     # make mutants-rllib ARGS="--only NAME" ----
     Mutant(
         name="rllib-resume-any-env",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old="        if saved != cfg[key]:",
         new="        if False:",
         test="tests_rllib/test_rllib_vector.py::test_an_aec_checkpoint_from_before_the_vector_env_is_refused",
@@ -623,7 +623,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-fragment-auto",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old="rollout_fragment_length=rollout_fragment_length(cfg),",
         new='rollout_fragment_length="auto",',
         test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
@@ -631,7 +631,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-learners-dropped",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='            .learners(num_learners=learners["num_learners"],',
         new="            .learners(num_learners=0,",
         test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
@@ -639,7 +639,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-vector-env-unused",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='    if cfg["env"] == "vector":\n        return _vector_config(cfg)',
         new='    if False:\n        return _vector_config(cfg)',
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
@@ -647,7 +647,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-dict-mask-all-legal",
-        file="train/vector_env.py",
+        file="train/vector/gym_vector_env.py",
         old="            return {OBS_KEY: flat, MASK_KEY: self._masks.astype(np.float32)}",
         new="            return {OBS_KEY: flat, MASK_KEY: np.ones_like(self._masks, np.float32)}",
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
@@ -655,7 +655,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-snapshots-not-played",
-        file="train/rllib_env.py",
+        file="train/rllib/env.py",
         old="    env.set_opponent_mix(mix)\n    return ids",
         new='    env.set_opponent_mix(dict(payload["bots"]))\n    return ids',
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
@@ -663,7 +663,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-pool-never-refreshed",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='state["iterations"] % cfg["snapshots"]["every"] == 0:',
         new='state["iterations"] % cfg["snapshots"]["every"] == -1:',
         test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
@@ -671,7 +671,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-runner-resources-dropped",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='custom_resources_per_env_runner=dict(runners["custom_resources"]))',
         new="custom_resources_per_env_runner={})",
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
@@ -679,7 +679,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-pretrain-needs-sb3",
-        file="train/rllib_pretrain.py",
+        file="train/rllib/pretrain.py",
         old="            import numba  # noqa: F401\n",
         new=("            import numba  # noqa: F401\n"
              "            import stable_baselines3  # noqa: F401\n"),
@@ -688,7 +688,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-pretrain-learns-nothing",
-        file="train/rllib_pretrain.py",
+        file="train/rllib/pretrain.py",
         old='    stats = fit_module(module, data, int(p["epochs"]),',
         new='    stats = fit_module(module, data, 0 * int(p["epochs"]),',
         test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
@@ -697,7 +697,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-extra-without-omegaconf",
         file="pyproject.toml",
-        old=('    "omegaconf>=2.4",  # train.config, the config machinery of every training '
+        old=('    "omegaconf>=2.4",  # train.sb3.config, the config machinery of every training '
              'entry point\n'),
         new="",
         test="tests_rllib/test_rllib_vector.py::test_the_rllib_extra_installs_what_the_run_imports",
@@ -713,7 +713,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-vector-env-v0",
-        file="train/rllib_env.py",
+        file="train/rllib/env.py",
         old='layout_version=int(config.pop("env_version", 0)),',
         new='layout_version=0 * int(config.pop("env_version", 0)),',
         test="tests_rllib/test_rllib_v1.py::test_a_v1_run_samples_v1_and_exports_a_layout_1_policy",
@@ -721,7 +721,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-warm-start-v0",
-        file="train/rllib_pretrain.py",
+        file="train/rllib/pretrain.py",
         old='seed=seed, layout_version=cfg["env_version"])',
         new="seed=seed)",
         test="tests_rllib/test_rllib_v1.py::test_a_v1_run_samples_v1_and_exports_a_layout_1_policy",
@@ -729,7 +729,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-policy-records-layout-0",
-        file="train/rllib_export.py",
+        file="train/rllib/export.py",
         old="        layout_version=layout_version,\n    )",
         new="        layout_version=0,\n    )",
         test="tests_rllib/test_rllib_v1.py::test_a_v1_run_samples_v1_and_exports_a_layout_1_policy",
@@ -737,7 +737,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-module-v0-spaces",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='    probe = make_aec_env(cfg["rules"], cfg["env_version"])',
         new='    probe = make_aec_env(cfg["rules"])',
         test="tests_rllib/test_rllib_v1.py::test_the_aec_path_and_the_module_read_the_v1_observation",
@@ -745,7 +745,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-aec-env-v0",
-        file="train/rllib_env.py",
+        file="train/rllib/env.py",
         old='                                      int(env_config.get("env_version", 0))))',
         new="                                      0))",
         test="tests_rllib/test_rllib_v1.py::test_the_aec_path_and_the_module_read_the_v1_observation",
@@ -753,7 +753,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-v1-resume-any-layout",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='    for key, default in (("env", "aec"), ("env_version", 0)):',
         new='    for key, default in (("env", "aec"),):',
         test="tests_rllib/test_rllib_v1.py::test_a_checkpoint_of_the_other_layout_is_refused",
@@ -761,7 +761,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="rllib-resume-other-network",
-        file="train/rllib_ppo.py",
+        file="train/rllib/ppo.py",
         old='        for key in ("rules", "model"):',
         new="        for key in ():",
         test="tests_rllib/test_rllib_vector.py::test_resuming_with_another_table_or_network_is_refused",
@@ -866,7 +866,7 @@ MUTANTS: list[Mutant] = [
     # ---- training on pis_yedili_v1 (issue 19 part 3) ----
     Mutant(
         name="v1-league-opponent-shown-the-table",
-        file="train/league.py",
+        file="train/common/league.py",
         old="            if needs_own_layout(bot, self.env_version):\n",
         new="            if False:\n",
         test="tests/train/test_ppo_v1.py::"
@@ -875,7 +875,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-league-env-v0-table",
-        file="train/league.py",
+        file="train/common/league.py",
         old="        self.inner = learner_env_class(self.env_version)(\n",
         new="        self.inner = learner_env_class(0)(\n",
         test="tests/train/test_ppo_v1.py::"
@@ -884,7 +884,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-policy-metadata-layout-0",
-        file="train/checkpoint.py",
+        file="train/common/checkpoint.py",
         old="    return int(cfg.get(\"env_version\", 0))",
         new="    return 0",
         test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
@@ -892,7 +892,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-checkpoint-layout-unchecked",
-        file="train/checkpoint.py",
+        file="train/common/checkpoint.py",
         old="    if saved != layout_version or state.get(\"layout_size\") != size:",
         new="    if state.get(\"layout_size\") is None:",
         test="tests/train/test_ppo_v1.py::"
@@ -901,7 +901,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-resume-may-change-env-version",
-        file="train/ppo.py",
+        file="train/sb3/run.py",
         old="(\"rules\", \"num_players\", \"env_version\", \"policy\", \"n_envs\")",
         new="(\"rules\", \"num_players\", \"policy\", \"n_envs\")",
         test="tests/train/test_ppo_v1.py::"
@@ -910,7 +910,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-init-policy-any-layout",
-        file="train/checkpoint.py",
+        file="train/common/checkpoint.py",
         old=("                     layout_version=have if widen and cfg.get(\"init_widen\") "
              "else version)"),
         new="                     layout_version=None)",
@@ -920,7 +920,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-pretrain-teacher-shown-v1",
-        file="train/pretrain.py",
+        file="train/common/pretrain.py",
         old="    version = getattr(teacher, \"layout_version\", 0)\n",
         new="    version = None\n",
         test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
@@ -928,7 +928,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-ei-labels-at-v0-table",
-        file="train/expert_iteration.py",
+        file="train/expert/iteration.py",
         old="    env = table_env_class(env_version)(**rules)\n",
         new="    env = table_env_class(0)(**rules)\n",
         test="tests/train/test_expert_iteration.py::"
@@ -937,7 +937,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-ei-opponent-shown-the-table",
-        file="train/expert_iteration.py",
+        file="train/expert/iteration.py",
         old="                env.step(seats[s].act(seat_observation(env, s, version, encoders)))\n",
         new="                env.step(seats[s].act(env.observe(names[s])))\n",
         test="tests/train/test_expert_iteration.py::"
@@ -946,7 +946,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-ei-train-stage-env-version-dropped",
-        file="train/expert_iteration.py",
+        file="train/expert/iteration.py",
         old="    overrides[\"env_version\"] = cfg[\"env_version\"]\n",
         new="",
         test="tests/train/test_expert_iteration.py::"
@@ -974,7 +974,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-seat-shown-the-table-layout",
-        file="agents/web/tables.py",
+        file="agents/ui/web/tables.py",
         old="        layout = self.layouts.get(seat, self.env.layout_version)\n",
         new="        layout = self.env.layout_version\n",
         test="tests/agents/test_web_mixed.py::test_each_seat_is_shown_its_own_layout",
@@ -982,7 +982,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-bot-layouts-not-passed",
-        file="agents/web/app.py",
+        file="agents/ui/web/app.py",
         old=("                      {spec: getattr(a, \"layout_version\", 0) "
              "for spec, a in bots.items()})"),
         new="                      {})",
@@ -991,7 +991,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="web-policy-view-encodes-v0",
-        file="agents/web/policy.py",
+        file="agents/ui/web/policy.py",
         old="                                           agent.layout_version)\n",
         new="                                           0)\n",
         test="tests/agents/test_web_mixed.py::test_a_replay_shows_a_v1_policy_on_its_own_layout",
@@ -999,7 +999,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-widen-zeros-after-the-mask",
-        file="train/checkpoint.py",
+        file="train/common/checkpoint.py",
         old=("            out[key] = np.concatenate([w[:, :old], np.zeros((w.shape[0], new - old), "
              "w.dtype),\n                                       w[:, old:]], axis=1)"),
         new=("            out[key] = np.concatenate([w, np.zeros((w.shape[0], new - old), "
@@ -1011,7 +1011,7 @@ MUTANTS: list[Mutant] = [
     # ---- policy-based inference (issue 19 part 2) ----
     Mutant(
         name="inference-no-reweighting",
-        file="agents/inference/particles.py",
+        file="agents/belief/particles.py",
         old="            self.logw += np.where(np.isfinite(after), after - before, -np.inf)",
         new="            self.logw += np.where(np.isfinite(after), 0.0, -np.inf)",
         test="tests/agents/test_inference.py::test_reweighting_reads_a_deterministic_opponent",
@@ -1019,7 +1019,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-mh-accepts-everything",
-        file="agents/inference/particles.py",
+        file="agents/belief/particles.py",
         old="                accept = proposing & (np.log(self.rng.random(p)) < delta)",
         new="                accept = proposing",
         test="tests/agents/test_inference.py::test_rejuvenation_helps",
@@ -1027,7 +1027,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-no-rejuvenation",
-        file="agents/inference/particles.py",
+        file="agents/belief/particles.py",
         old="        for _ in range(self.moves):",
         new="        for _ in range(0):",
         test="tests/agents/test_inference.py::test_rejuvenation_helps",
@@ -1035,7 +1035,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-repair-ignores-history",
-        file="agents/inference/worlds.py",
+        file="agents/belief/worlds.py",
         old="        if _keeps_legal(b, x, y, hist, scratch, cfg):",
         new="        if True:",
         test="tests/agents/test_inference.py::test_worlds_consistent_after_every_update",
@@ -1043,7 +1043,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-own-draws-misplaced",
-        file="agents/inference/particles.py",
+        file="agents/belief/particles.py",
         old="                    cards = np.array(queue[:value], dtype=np.int64)",
         new="                    cards = np.array(queue[:0], dtype=np.int64)",
         test="tests/agents/test_inference.py::test_worlds_consistent_after_every_update",
@@ -1051,7 +1051,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-unseeded-worlds",
-        file="agents/inference/particles.py",
+        file="agents/belief/particles.py",
         old="        hands, stocks = sample_hidden_batch(flat, sizes, unseen, self.rng, p)",
         new=("        hands, stocks = sample_hidden_batch(flat, sizes, unseen, "
              "np.random.default_rng(), p)"),
@@ -1060,7 +1060,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-heuristic-model-unnormalised",
-        file="agents/inference/opponent_models.py",
+        file="agents/belief/opponent_models.py",
         old="(1 - self.epsilon) * chosen",
         new="chosen",
         test="tests/agents/test_inference.py::test_opponent_models_give_what_they_claim",
@@ -1068,7 +1068,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-network-model-raw-logits",
-        file="agents/inference/opponent_models.py",
+        file="agents/belief/opponent_models.py",
         old="            logp = torch.log_softmax(logits, dim=1)",
         new="            logp = logits - logits.max(dim=1, keepdim=True).values",
         test="tests/agents/test_inference.py::test_opponent_models_give_what_they_claim",
@@ -1093,7 +1093,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="inference-v0-ace-extra-play-forgotten",
-        file="agents/inference/v0_events.py",
+        file="agents/belief/v0_events.py",
         old='        events.append((1, "pass", None))  # the extra play it did not use',
         new="        pass",
         test="tests/agents/test_inference_v0.py::test_rebuilt_windows_equal_the_v1_log",
@@ -1109,7 +1109,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="v1-vec-env-size-unchecked",
-        file="train/ppo.py",
+        file="train/sb3/run.py",
         old="    if have != want:\n        vec_env.close()\n",
         new="    if False:\n        vec_env.close()\n",
         test="tests/train/test_ppo_v1.py::test_a_vec_env_of_another_layout_is_refused",
@@ -1125,7 +1125,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="ei-widened-start-not-widened",
-        file="train/expert_iteration.py",
+        file="train/expert/iteration.py",
         old="    if meta[\"layout_version\"] < cfg[\"env_version\"]:\n",
         new="    if False:\n",
         test="tests/train/test_expert_iteration.py::"
@@ -1134,7 +1134,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="observer-positions-discard-unseen",
-        file="train/observer_positions.py",
+        file="train/belief_model/observer_positions.py",
         old="    holders[list(decoded[\"discard\"])] = -1\n",
         new="",
         test="tests/train/test_observer_positions.py::"

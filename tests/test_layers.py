@@ -21,8 +21,8 @@ from pis_env import actions
 from pis_env.observation import Layout, segment_table
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The env module's docstring (``pis_env.env`` the attribute is the ``env()`` function).
-ENV_DOC = importlib.import_module("pis_env.env").__doc__
+#: The env module's docstring (``pis_env.aec`` the attribute is the ``env()`` function).
+ENV_DOC = importlib.import_module("pis_env.aec").__doc__
 
 #: package -> the top-level modules it must never import.
 FORBIDDEN = {
@@ -103,7 +103,7 @@ def test_import_agents_does_not_load_ray_or_train():
 
 
 def test_import_pis_env_loads_no_numba_and_no_bots():
-    code = ("import sys, pis_env, pis_env.env, pis_env.wrappers; "
+    code = ("import sys, pis_env, pis_env.aec, pis_env.wrappers; "
             "print(sorted(m for m in ('numba', 'agents', 'train') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
@@ -114,7 +114,7 @@ def test_import_pis_env_loads_no_numba_and_no_bots():
 def _doc_segments() -> list[tuple[str, str]]:
     """``(name, length expression)`` rows of the env docstring's observation table."""
     rows = re.findall(r"^\| `(\w+)`\s*\| ([^|]+?)\s*\|", ENV_DOC, re.MULTILINE)
-    assert rows, "no segment table in the pis_env.env docstring"
+    assert rows, "no segment table in the pis_env.aec docstring"
     return rows
 
 

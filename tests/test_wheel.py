@@ -156,7 +156,7 @@ def test_the_wheel_holds_the_code_the_exports_and_the_configs_only(wheel):
             (ROOT / "configs").rglob("*.yaml")} < configs
     for package in ("pis_env", "agents", "train"):
         assert f"{package}/py.typed" in names
-    assert "agents/web/static/index.html" in names
+    assert "agents/ui/web/static/index.html" in names
     assert not [n for n in names if n.endswith(".zip") or n.startswith(("tests/", "models/"))]
     assert wheel.stat().st_size < 8_000_000  # the .zip archives would add 23 MB
 
@@ -181,7 +181,7 @@ def test_installed_wheel_plays_serves_and_trains_outside_a_checkout(installed):
                        "--rules", "configs/rules/strict.yaml")
     missing = start(installed, str(bindir / "pis-tournament"), "--agents",
                     "ppo:models/nope.zip,random", "--deals", "1", "--no-save")
-    training = start(installed, str(python), "-m", "train.ppo", "--config",
+    training = start(installed, str(python), "-m", "train.sb3.run", "--config",
                      "configs/ppo_4p.yaml", "total_timesteps=512", "vec_env=dummy", "n_envs=2",
                      "ppo.n_steps=256", "ppo.batch_size=256", "policy.net_arch=[16]",
                      "eval.deals=0", "pretrain.teacher=null", "log.tensorboard=false",

@@ -8,7 +8,7 @@ import ray
 
 def ensure_local_ray() -> str:
     """This session's local Ray (started on first use, 2 CPUs, no dashboard); its address,
-    for a subprocess to join it (``train/rllib_ppo.py --address``)."""
+    for a subprocess to join it (``train/rllib/ppo.py --address``)."""
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     return ray.get_runtime_context().gcs_address

@@ -1,6 +1,6 @@
-"""train/rllib_ppo.py on a two-node Ray cluster (``ray.cluster_utils.Cluster``, both nodes
+"""train/rllib/ppo.py on a two-node Ray cluster (``ray.cluster_utils.Cluster``, both nodes
 in this machine): one env runner per node, placed by a custom resource
-(``env_runners.custom_resources``), each stepping ``train.vector_env.PisYediliVectorEnv``
+(``env_runners.custom_resources``), each stepping ``train.vector.gym_vector_env.PisYediliVectorEnv``
 (``gym_env_vectorize_mode="vector_entry_point"``) with the masking module playing only
 legal actions (read from the dict observation); a few PPO iterations, the snapshot pool
 refreshed on the driver reaching both runners (their matches name the new snapshot, whose
@@ -16,11 +16,11 @@ from ray.cluster_utils import Cluster
 
 import agents
 import pis_env
-from train.config import ConfigError
-from train.rllib_config import load_config
-from train.rllib_export import export_module
-from train.rllib_ppo import SnapshotPool, build_config, learner_state
-from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
+from train.rllib.config import load_config
+from train.rllib.export import export_module
+from train.rllib.ppo import SnapshotPool, build_config, learner_state
+from train.sb3.config import ConfigError
+from train.vector.gym_vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
 
 SLOT = "runner_slot"
 TINY = ["env_runners.num_env_runners=2", "env_runners.num_envs_per_env_runner=32",

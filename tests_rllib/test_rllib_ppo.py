@@ -1,4 +1,4 @@
-"""RLlib PPO (train/rllib_ppo.py), run in .venv-rllib (``make test-rllib``): a run of a
+"""RLlib PPO (train/rllib/ppo.py), run in .venv-rllib (``make test-rllib``): a run of a
 few hundred env steps trains, checkpoints, resumes, and exports a policy that
 ``agents.make("ppo", path=...)`` plays with the same logits as the RLlib module."""
 
@@ -13,11 +13,11 @@ from teacher_agreement import agreement_with_teacher
 
 import agents
 import pis_env
-from train.config import ConfigError
-from train.rllib_config import dump, load_config
-from train.rllib_env import MaskKeysWrapper, make_aec_env
-from train.rllib_export import export_module
-from train.rllib_ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
+from train.rllib.config import dump, load_config
+from train.rllib.env import MaskKeysWrapper, make_aec_env
+from train.rllib.export import export_module
+from train.rllib.ppo import LEARNER, SeatMapping, build_algorithm, learner_state, train
+from train.sb3.config import ConfigError
 
 TINY = ["env=aec", "opponents={heuristic: 1, greedy: 1}", "env_runners.num_env_runners=0",
         "env_runners.num_envs_per_env_runner=2",
@@ -102,8 +102,8 @@ def test_train_resume_export_and_play(local_ray, tmp_path):
 def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
     """After the warm start the EnvRunner's module (``algo.get_module``) has the learner's
     fitted weights: the policy exported from the LearnerGroup has its logits."""
-    from train.rllib_ppo import learner_spec
-    from train.rllib_pretrain import warm_start
+    from train.rllib.ppo import learner_spec
+    from train.rllib.pretrain import warm_start
 
     cfg = load_config(None, TINY + ["pretrain.teacher=heuristic", "pretrain.decisions=500",
                                     "pretrain.epochs=1"])
@@ -184,7 +184,7 @@ def test_export_refuses_other_architectures():
 
 
 def test_cli_refuses_a_run_without_checkpoint(tmp_path, capsys):
-    from train.rllib_ppo import main
+    from train.rllib.ppo import main
 
     assert main(["--resume", str(tmp_path)]) == 2
     assert "holds no checkpoint" in capsys.readouterr().err
@@ -196,7 +196,7 @@ def test_an_iteration_without_samples_counts_no_steps():
     iteration reports NaN steps, which must not end the run."""
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
 
-    from train.rllib_ppo import _env_steps
+    from train.rllib.ppo import _env_steps
 
     assert _env_steps({ENV_RUNNER_RESULTS: {NUM_ENV_STEPS_SAMPLED: float("nan")}}) == 0
     assert _env_steps({}) == 0
@@ -204,12 +204,12 @@ def test_an_iteration_without_samples_counts_no_steps():
 
 
 def test_batched_observations_are_the_aec_envs():
-    """The warm start's batched collector (``train.learner_batch.LearnerBatch``) feeds the
-    module the vectors ``pis_env.env`` would: each game's decoded position, encoded as the
+    """The warm start's batched collector (``train.vector.learner_batch.LearnerBatch``) feeds the
+    module the vectors ``pis_env.aec`` would: each game's decoded position, encoded as the
     AEC env encodes it for the learner's seat, is the observation row."""
     from pis_env.batched import kernels as K
     from pis_env.observation import ObservationEncoder
-    from train.learner_batch import LearnerBatch
+    from train.vector.learner_batch import LearnerBatch
 
     rules = load_config(None, TINY)["rules"]
     core = LearnerBatch(8, rules, opponent_mix={"heuristic": 1, "greedy": 1},
@@ -236,8 +236,8 @@ def test_batched_observations_are_the_aec_envs():
 def test_pretrain_is_seeded(collector):
     """The same config fits the same weights (no Ray needed); both collectors give a
     return for every row they keep."""
-    from train.rllib_ppo import learner_spec
-    from train.rllib_pretrain import collect_decisions, pretrain_state
+    from train.rllib.ppo import learner_spec
+    from train.rllib.pretrain import collect_decisions, pretrain_state
 
     cfg = load_config(None, TINY + ["pretrain.teacher=heuristic", "pretrain.decisions=300",
                                     "pretrain.epochs=1", f"pretrain.collector={collector}"])

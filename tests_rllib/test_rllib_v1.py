@@ -16,10 +16,10 @@ import agents
 import pis_env
 from agents.ppo import read_policy
 from pis_env.observation import Layout
-from train.config import ConfigError
-from train.rllib_config import load_config
-from train.rllib_env import OBS_KEY, make_env
-from train.rllib_ppo import evaluate, learner_spec, main, train
+from train.rllib.config import load_config
+from train.rllib.env import OBS_KEY, make_env
+from train.rllib.ppo import evaluate, learner_spec, main, train
+from train.sb3.config import ConfigError
 
 V0, V1 = (Layout.of(2, 1, v).size for v in (0, 1))
 TINY = ["env_version=1", "env_runners.num_env_runners=0",

@@ -1,4 +1,4 @@
-"""RLlib on the batched vector env (``env=vector``, the default of train/rllib_ppo.py): a
+"""RLlib on the batched vector env (``env=vector``, the default of train/rllib/ppo.py): a
 run warms up, trains against the bots and its snapshots, checkpoints, resumes and exports
 a policy ``agents.make("ppo", path=...)`` plays; the new run is the command line in a
 process where stable-baselines3 and sb3-contrib cannot be imported (an install of the
@@ -28,9 +28,9 @@ from teacher_agreement import agreement_with_teacher
 
 import agents
 import pis_env
-from train.config import ConfigError
-from train.rllib_config import load_config, rollout_fragment_length
-from train.rllib_ppo import build_config, main, train
+from train.rllib.config import load_config, rollout_fragment_length
+from train.rllib.ppo import build_config, main, train
+from train.sb3.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +84,7 @@ def without_sb3(tmp_path) -> dict:
 
 @pytest.fixture(scope="module")
 def run_without_sb3(tmp_path_factory):
-    """``train/rllib_ppo.py`` (TINY: a warm start, one iteration, sampled in the driver)
+    """``train/rllib/ppo.py`` (TINY: a warm start, one iteration, sampled in the driver)
     run as a user runs it, in a process that cannot import stable-baselines3, joining the
     tests' local Ray: ``(run dir, its stdout, {module: file} of what it imported)``."""
     address = ensure_local_ray()
@@ -94,7 +94,7 @@ def run_without_sb3(tmp_path_factory):
                            capture_output=True, text=True)
     assert probe.returncode != 0 and "blocked" in probe.stderr
     run = tmp / "run"
-    done = subprocess.run([sys.executable, "train/rllib_ppo.py", "--run-dir", str(run),
+    done = subprocess.run([sys.executable, "train/rllib/ppo.py", "--run-dir", str(run),
                            "--address", address, *TINY], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.cli import check_out_dir, error_exit, parse_options, positive_int, read_rules
+from agents.common.cli import check_out_dir, error_exit, parse_options, positive_int, read_rules
 from agents.tournament.driver import run_tournament
 from agents.tournament.record import record_games
 

@@ -12,7 +12,7 @@ Each file is a ``deals.csv`` of ``TournamentResult.save`` (one row per seat of e
 deal). The agent compared is the one whose spec starts with ``prefix`` in each file
 (``search`` matches ``search?rollouts=256`` too); its deal wins are paired by
 ``(deal, rotation)``, and the mean difference A - B gets a 95% normal interval
-(``agents.stats.mean_ci``).
+(``agents.tournament.stats.mean_ci``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import csv
 from collections.abc import Sequence
 
-from agents.stats import mean_ci
+from agents.tournament.stats import mean_ci
 
 
 def seat_wins(path: str, prefix: str) -> dict[tuple[str, str], float]:
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from agents.cli import error_exit
+    from agents.common.cli import error_exit
 
     parser = build_parser()
     args = parser.parse_args(argv)

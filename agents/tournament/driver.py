@@ -54,8 +54,8 @@ def run_tournament(
             and then).
         tables: explicit lineups (lists of ``num_players`` agent specs or labels).
         backend: ``"local"`` (processes on this machine) or ``"ray"`` (chunks as Ray tasks,
-            ``agents.ray_backend``; the same results). With ``"ray"``, ``workers`` caps the
-            tasks in flight (default: the cluster's CPUs).
+            ``agents.tournament.ray_backend``; the same results). With ``"ray"``, ``workers``
+            caps the tasks in flight (default: the cluster's CPUs).
         address: the Ray cluster (default ``RAY_ADDRESS``, else a local Ray).
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -65,7 +65,7 @@ def run_tournament(
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers must be an int >= 1 (or None for every core), got {workers!r}")
-    from agents.ray_backend import check_backend
+    from agents.tournament.ray_backend import check_backend
 
     check_backend(backend, address)
     rules_dict = resolve_rules(rules, num_players)
@@ -97,7 +97,7 @@ def run_tournament(
 
     session = None
     if backend == "ray":  # connected before the clock starts: ray.init is not play time
-        from agents.ray_backend import RaySession
+        from agents.tournament.ray_backend import RaySession
 
         session = RaySession(address)
     if workers is None:

@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.stats import Rating, mean_ci, openskill_ratings, ranks_from_scores, wilson_interval
+from agents.tournament.stats import (
+    Rating,
+    mean_ci,
+    openskill_ratings,
+    ranks_from_scores,
+    wilson_interval,
+)
 from agents.tournament.worker import REASONS, TRUNCATED, TableResult
 
 

@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from agents.cli import yaml_error_text
+from agents.common.cli import yaml_error_text
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 The rules are those of :class:`pis_env.engine.GameState` (every option of RULES.md), the
 observations those of :class:`pis_env.observation.ObservationEncoder`, the masks those of
-``pis_env.env.mask_array`` and the rewards those of ``pis_env.env.deal_rewards``; a
+``pis_env.aec.mask_array`` and the rewards those of ``pis_env.aec.deal_rewards``; a
 differential test (``tests/pis_env/test_batched.py``) holds them equal step by step on stacked
 decks. What differs is only randomness: shuffles, dealers and reshuffles come from one
 splitmix64 stream per game, not from ``numpy.random.Generator``.

@@ -1,6 +1,6 @@
 """The baseline bots (greedy, heuristic, mc) and the state-from-observation rebuild.
 
-* every bot only plays legal actions through ``pis_env.env`` for 2-7 players and the rules
+* every bot only plays legal actions through ``pis_env.aec`` for 2-7 players and the rules
   variants (``illegal_action="raise"``: one illegal move fails the test);
 * each bot is deterministic given its seed;
 * strength on duplicate deals (``agents.tournament``: each deck played twice, seats
@@ -24,6 +24,7 @@ import pytest
 
 import agents
 import pis_env
+from agents.belief.state_from_obs import ObservedPosition, state_from_observation
 from agents.greedy import greedy_action, longest_suit
 from agents.heuristic import (
     DEFAULT_PARAMS,
@@ -34,7 +35,6 @@ from agents.heuristic import (
     state_action,
 )
 from agents.mc import MonteCarloAgent, choose_action, deal_score
-from agents.state_from_obs import ObservedPosition, state_from_observation
 from agents.tournament import run_tournament
 from pis_env.cards import FULL_DECK, mask_of, parse_card
 from pis_env.engine import DRAW, NOMINATE, NOMINATE_BASE, OPENING, PASS, PLAY, GameState
@@ -151,7 +151,7 @@ def test_mc_belief_particles_always_agree_with_the_observation():
     rules = Rules()
     encoder = ObservationEncoder(2)
     table = Table(2, rules)
-    from pis_env.env import mask_array
+    from pis_env.aec import mask_array
 
     survived = []
     mc = MonteCarloAgent(seed=0, samples=4, rollouts=1)
@@ -490,7 +490,7 @@ def test_heuristic_and_state_policy_agree():
     encoder = ObservationEncoder(3)
     bot = HeuristicAgent(num_players=3)
     table = Table(3, rules)
-    from pis_env.env import mask_array
+    from pis_env.aec import mask_array
 
     for d in range(15):
         game = GameState(rules, seed=d)

@@ -15,10 +15,10 @@ import pytest
 
 from agents.heuristic import HeuristicAgent, Params, state_action
 from agents.heuristic.batched import HeuristicPolicy
+from pis_env.aec import raw_env
 from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy
-from pis_env.env import raw_env
 from pis_env.rules import Rules
-from train.batched_vec_env import AgentPolicy
+from train.vector.sb3_vec_env import AgentPolicy
 
 
 def agreement(rules: Rules, num_games: int, steps: int, heuristic_share: float, seed: int,

@@ -1,4 +1,4 @@
-"""The belief over hidden cards (agents.belief): public information only, consistent
+"""The belief over hidden cards (agents.belief.tracker): public information only, consistent
 determinizations, sound hard voids."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agents import make
-from agents.belief import (
+from agents.belief.tracker import (
     DealTracker,
     expected_correct,
     hint_belief,

@@ -3,7 +3,7 @@ move), and never picks one of several moves."""
 
 from __future__ import annotations
 
-from agents.human import HumanAgent
+from agents.ui.human import HumanAgent
 from pis_env import raw_env
 from pis_env.engine import DRAW
 from tests.conftest import stacked_deck

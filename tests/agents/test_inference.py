@@ -1,4 +1,4 @@
-"""The particle belief (agents.inference): public information only, worlds consistent
+"""The particle belief (agents.belief): public information only, worlds consistent
 with the table after every update, deterministic for a seed, opponent models that give
 the probabilities they claim, reweighting that reads the opponents' moves."""
 
@@ -10,9 +10,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from agents import make
-from agents.belief import DealTracker, log_loss, uniform_belief
-from agents.heuristic import HeuristicAgent
-from agents.inference import (
+from agents.belief import (
     HeuristicModel,
     MixtureModel,
     NetworkModel,
@@ -20,6 +18,8 @@ from agents.inference import (
     UniformModel,
     opponent_model,
 )
+from agents.belief.tracker import DealTracker, log_loss, uniform_belief
+from agents.heuristic import HeuristicAgent
 from agents.ppo import load_policy
 from pis_env import decode_observation, pis_yedili_v1, raw_env
 from pis_env.batched import kernels as K

@@ -1,4 +1,4 @@
-"""The two-player v0 windows the particle filter rebuilds (agents.inference.v0_events):
+"""The two-player v0 windows the particle filter rebuilds (agents.belief.v0_events):
 wherever a window is rebuilt it equals the v1 observation's event log of the same
 position (the env's own record, an independent reference), and most windows are."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.inference import v0_events
+from agents.belief import v0_events
 from pis_env import decode_observation
 from pis_env.engine import GameState
 from pis_env.observation import observation_encoder

@@ -1,4 +1,4 @@
-"""The terminal game (agents/play.py) and the human agent (agents/human.py)."""
+"""The terminal game (agents/ui/play.py) and the human agent (agents/ui/human.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.human import HumanAgent, QuitGame, penalty_cards
-from agents.play import main, play_match
+from agents.ui.human import HumanAgent, QuitGame, penalty_cards
+from agents.ui.play import main, play_match
 from pis_env import raw_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ BAD_INPUTS = ["abc", "0", "99", "", "-3", "KZ", "p"]  # text, out of range, empt
 def run_cli(args: list[str], stdin: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     return subprocess.run(
-        [sys.executable, "-m", "agents.play", *args], input=stdin, capture_output=True,
+        [sys.executable, "-m", "agents.ui.play", *args], input=stdin, capture_output=True,
         text=True, encoding="utf-8", cwd=ROOT, env=env, timeout=timeout,
     )
 
@@ -249,7 +249,7 @@ def test_ctrl_c_at_the_prompt_quits_cleanly():
     import time
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agents.play", "--opponents", "random", "--seed", "1"],
+        [sys.executable, "-m", "agents.ui.play", "--opponents", "random", "--seed", "1"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
         # a shell that started us in the background may have set SIGINT to "ignored",

@@ -1,4 +1,4 @@
-"""The tournament's Ray backend (agents.ray_backend): the same results as the local
+"""The tournament's Ray backend (agents.tournament.ray_backend): the same results as the local
 backend, on one local Ray and on a two-node cluster simulated on this machine, and a
 chunk whose worker is killed mid-run is retried without counting anything twice.
 
@@ -19,8 +19,8 @@ import pytest
 import ray
 
 from agents.greedy import GreedyAgent
-from agents.ray_backend import RaySession, RayUnavailableError, check_backend
 from agents.tournament import main, run_tournament
+from agents.tournament.ray_backend import RaySession, RayUnavailableError, check_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,6 +165,7 @@ def test_ray_missing_is_a_clear_error(monkeypatch):
 
 
 def test_imports_do_not_load_ray():
-    code = ("import sys; import pis_env, agents, agents.tournament, agents.ray_backend, "
-            "train.search_data, train.ppo; assert 'ray' not in sys.modules, 'ray imported'")
+    code = ("import sys; import pis_env, agents, agents.tournament, agents.tournament.ray_backend, "
+            "train.expert.search_data, train.sb3.run; "
+            "assert 'ray' not in sys.modules, 'ray imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents import make
-from agents.inference import ParticleBelief
+from agents.belief import ParticleBelief
 from agents.search import PARTICLES_LAYOUT, BatchedRollouts
 from agents.tournament import run_tournament
 from pis_env import decode_observation, pis_yedili_v1, raw_env

@@ -1,4 +1,4 @@
-"""The tournament runner and its statistics (agents/tournament/, agents/stats.py)."""
+"""The tournament runner and its statistics (agents/tournament/, agents/tournament/stats.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, legal_actions
-from agents.stats import mean_ci, openskill_ratings, ranks_from_scores, wilson_interval, z_value
 from agents.tournament import (
     agent_labels,
     agent_seed,
@@ -20,6 +19,13 @@ from agents.tournament import (
     parse_spec,
     rotations,
     run_tournament,
+)
+from agents.tournament.stats import (
+    mean_ci,
+    openskill_ratings,
+    ranks_from_scores,
+    wilson_interval,
+    z_value,
 )
 from pis_env import GameState, Rules
 
@@ -346,7 +352,7 @@ def _one_line_error(capsys, argv, cli=main) -> str:
 
 
 def test_cli_malformed_yaml_is_a_one_line_error(tmp_path, capsys):
-    from agents.play import main as play_main
+    from agents.ui.play import main as play_main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("seven_penalty: add\ndraw_rule: [one\nnominate: any\n")
@@ -440,7 +446,7 @@ def test_pool_workers_reset_their_signal_handlers():
 
 
 def test_pool_workers_do_not_inherit_the_callers_signal_handlers():
-    """``train/ppo.py`` turns SIGTERM into KeyboardInterrupt; the pool's forked workers
+    """``train/sb3/run.py`` turns SIGTERM into KeyboardInterrupt; the pool's forked workers
     must not inherit that, or terminating the pool prints a traceback per worker."""
     import subprocess
     import sys

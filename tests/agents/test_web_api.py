@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.web.replay import MAX_REPLAY_ACTIONS, SNAPSHOT_EVERY
-from agents.web.server import app_from_args, build_parser, main
-from agents.web.tables import GAME_BYTES
+from agents.ui.web.replay import MAX_REPLAY_ACTIONS, SNAPSHOT_EVERY
+from agents.ui.web.server import app_from_args, build_parser, main
+from agents.ui.web.tables import GAME_BYTES
 from benchmarks.web_load import long_history
 from pis_env import card_name, raw_env
 from pis_env.engine import GameState
@@ -380,7 +380,7 @@ def onnx_probabilities():
     browser tests use it too)."""
     import onnxruntime as ort
 
-    from train.export import export_onnx
+    from train.common.export import export_onnx
 
     folder = tempfile.mkdtemp(prefix="pis-onnx-")
     out = export_onnx("models/ppo_2p.zip", os.path.join(folder, "ppo_2p.onnx"))
@@ -731,7 +731,7 @@ def test_a_10000_move_replay_keeps_a_snapshot_every_k_frames_and_its_positions()
 
 
 def test_a_replay_longer_than_the_limit_is_refused(monkeypatch):
-    import agents.web.replay as replay
+    import agents.ui.web.replay as replay
 
     monkeypatch.setattr(replay, "MAX_REPLAY_ACTIONS", 500)
     r = client().post("/api/replays", json={"history": long_history(600)})
@@ -782,8 +782,8 @@ def test_bot_moves_run_in_worker_processes_with_a_time_limit():
     """A bot's move is made in a worker process and the page polls for it; a bot past
     the move time limit is stopped, its game ends with a message, new games play on."""
     from agents import make_for_table
-    from agents.web.app import create_app
-    from agents.web.tables import TableConfig
+    from agents.ui.web.app import create_app
+    from agents.ui.web.tables import TableConfig
 
     rules = Rules(illegal_action="raise")
     config = TableConfig(rules=rules, bots=("heuristic",), offered=("heuristic", "slow"),

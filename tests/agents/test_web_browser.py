@@ -60,7 +60,7 @@ def server():
     try:
         import uvicorn
 
-        from agents.web.server import app_from_args, build_parser
+        from agents.ui.web.server import app_from_args, build_parser
     except ImportError as e:
         pytest.fail(f"{e}: {INSTALL}", pytrace=False)
     with socket.socket() as s:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import agents
-import agents.web.bots as web_bots
+import agents.ui.web.bots as web_bots
 from agents.ppo import make_metadata
 from pis_env import pis_yedili_v0, pis_yedili_v1
 from pis_env.history import replay
@@ -30,10 +30,10 @@ V0_4P = "ppo:models/ppo_4p.zip"
 
 def v1_network(path: Path, num_deals: int) -> str:
     """A 4-player network of layout 1 (random weights: what it plays does not matter
-    here, what it is shown does), saved as train/ppo.py saves its policy.pt; its spec."""
+    here, what it is shown does), saved as train/sb3/run.py saves its policy.pt; its spec."""
     import torch
 
-    from train.checkpoint import export_weights
+    from train.common.checkpoint import export_weights
 
     meta = make_metadata(rules={"num_players": 4, "num_deals": num_deals},
                          net_arch={"pi": [16], "vf": [16]}, activation="tanh",

@@ -1,4 +1,4 @@
-"""The one torch weights reader (``agents.weights_file.read_weights``): a missing file is
+"""The one torch weights reader (``agents.common.weights_file.read_weights``): a missing file is
 "not found", a damaged one "corrupt or unreadable", whichever reader asks (a belief
 model, a policy export, an SB3 archive's members)."""
 
@@ -10,14 +10,14 @@ import zipfile
 import pytest
 
 import agents
-from agents.ppo import META_NAME, PolicyLoadError, read_policy
-from agents.weights_file import (
+from agents.common.weights_file import (
     WeightsFileError,
     WeightsFileNotFoundError,
     load_weights_file,
     read_weights,
     save_weights_file,
 )
+from agents.ppo import META_NAME, PolicyLoadError, read_policy
 
 
 def test_a_missing_file_is_not_found_naming_the_path(tmp_path):

@@ -18,6 +18,7 @@ import pytest
 
 from agents.greedy import greedy_action
 from agents.greedy.batched import GreedyPolicy
+from pis_env.aec import mask_array
 from pis_env.batched import (
     REASON_NAMES,
     BatchedGame,
@@ -27,7 +28,6 @@ from pis_env.batched import (
 from pis_env.batched import kernels as K
 from pis_env.cards import CARD_POINTS, JACKS, SUIT_MASKS, points_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState, IllegalActionError
-from pis_env.env import mask_array
 from pis_env.observation import ObservationEncoder
 from pis_env.rules import Rules
 from pis_env.scoring import deal_rewards
@@ -381,7 +381,7 @@ def test_random_policy_is_uniform_over_legal_actions():
 
 
 def test_importing_pis_env_does_not_import_numba():
-    code = "import sys, pis_env, pis_env.env; assert 'numba' not in sys.modules"
+    code = "import sys, pis_env, pis_env.aec; assert 'numba' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

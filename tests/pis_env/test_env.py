@@ -12,9 +12,9 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import pis_env
 from pis_env import IllegalActionError, decode_observation
+from pis_env.aec import deal_rewards
 from pis_env.cards import cards_of, points_of
 from pis_env.engine import DRAW, PASS
-from pis_env.env import deal_rewards
 from pis_env.rules import CHOICES
 from tests.conftest import stacked_deck
 from tests.pis_env import reference_rules as ref

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pis_env
-from pis_env import pis_yedili_v0, pis_yedili_v1
+from pis_env import aec_v1, pis_yedili_v0, pis_yedili_v1
 from pis_env.actions import DRAW, NOMINATE_BASE
 from pis_env.cards import NUM_CARDS
 from pis_env.engine import ACE_PHASE, OPENING, GameState
@@ -280,7 +280,7 @@ def _doc_segments(doc: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("n,deals", [(2, 1), (5, 1), (7, 1), (3, 4)])
 def test_v1_docstring_segment_table_matches_segment_table(n, deals):
     documented = []
-    for name, expr in _doc_segments(pis_yedili_v1.__doc__):
+    for name, expr in _doc_segments(aec_v1.__doc__):
         if name in ("deal", "scores") and deals == 1:
             continue
         text = expr.replace("−", "-").replace("num_deals", str(deals))
@@ -289,7 +289,7 @@ def test_v1_docstring_segment_table_matches_segment_table(n, deals):
         documented.append((name, int(eval(text, {"__builtins__": {}}))))  # digits + - * ( )
     assert documented == segment_table(n, deals, version=1)
     size = re.search(r"\(L,\) with L from the table below \((\d+) for 2 players\)",
-                     pis_yedili_v1.__doc__)
+                     aec_v1.__doc__)
     assert size and int(size.group(1)) == Layout.of(2, 1, 1).size
 
 

@@ -33,4 +33,4 @@ def test_importing_again_registers_nothing_twice():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # PettingZoo warns when an id is overridden
         importlib.reload(pis_env)
-    assert pettingzoo.spec("aec", pis_env.PETTINGZOO_ID).entry_point == "pis_env.env:env"
+    assert pettingzoo.spec("aec", pis_env.PETTINGZOO_ID).entry_point == "pis_env.aec:env"

@@ -8,10 +8,10 @@ import pytest
 
 @pytest.fixture
 def imitation_data(monkeypatch):
-    """The decisions pretraining imitates, as ``train.pretrain.collect`` returned them
+    """The decisions pretraining imitates, as ``train.common.pretrain.collect`` returned them
     (a list: one entry per collection), for a test to compare the reported imitation
     accuracy with chance on those same decisions."""
-    import train.pretrain as P
+    import train.common.pretrain as P
 
     collected = []
     real_collect = P.collect

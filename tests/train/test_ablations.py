@@ -1,12 +1,12 @@
-"""``python -m train.ablations`` (variants side by side) and ``python -m train.curves``."""
+"""``python -m train.sb3.ablations`` (variants side by side) and ``python -m train.sb3.curves``."""
 
 from __future__ import annotations
 
 import pytest
 
-from train import ablations
-from train.curves import main as curves_main
-from train.curves import training_curve
+from train.sb3 import ablations
+from train.sb3.curves import main as curves_main
+from train.sb3.curves import training_curve
 
 TINY_BASE = """\
 n_envs: 2

@@ -1,4 +1,4 @@
-"""``train.batched_vec_env.BatchedVecEnv``: the SB3 VecEnv API, masks through
+"""``train.vector.sb3_vec_env.BatchedVecEnv``: the SB3 VecEnv API, masks through
 MaskablePPO, terminal observations and rewards against the reference
 ``SingleAgentEnv`` on stacked deals, opponent mixes, torch snapshot opponents and the
 ``train`` factory."""
@@ -24,7 +24,7 @@ from tests.train.reference_games import (
     stacked_deals,
     step_reference,
 )
-from train.batched_vec_env import (
+from train.vector.sb3_vec_env import (
     AgentPolicy,
     BatchedVecEnv,
     TorchPolicy,
@@ -102,7 +102,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
     """First episode of every game against ``SingleAgentEnv`` on the same stacked deals,
     with the same (deterministic) opponents and learner actions: observations, masks,
     rewards, dones, terminal observations and end-of-episode infos agree (with
-    ``privileged``, also the hidden-card features of ``train.league``). ``version``: the
+    ``privileged``, also the hidden-card features of ``train.common.league``). ``version``: the
     env version (its observation layout) on both sides."""
     deals = options.get("num_deals", 1)
     decks, dealers = stacked_deals(num_envs, seed, options.get("num_players", 2), deals)
@@ -115,7 +115,7 @@ def run_reference_differential(num_envs: int, seed: int, *, features=("obs",),
     with_mask = "mask" in features
     kinds = env.batched_env.opponent_kinds.copy()
     if privileged:
-        from train.league import privileged_features
+        from train.common.league import privileged_features
 
     def view(o, m, ref):
         parts = [o] + ([np.asarray(m, np.float32)] if with_mask else [])
@@ -343,7 +343,7 @@ def test_torch_snapshot_opponent_plays_legally_and_matches_sb3():
 
 def test_torch_policy_from_numpy_policy_agrees_with_it(tmp_path):
     from agents.ppo import NumpyPolicy, make_metadata
-    from train.checkpoint import export_weights
+    from train.common.checkpoint import export_weights
 
     env = BatchedVecEnv(64, num_players=2, features=("obs", "mask"), seed=9)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=128, n_epochs=1, seed=0,
@@ -389,7 +389,7 @@ def test_heuristic_opponent_is_the_batched_port():
 
 # ---------------------------------------------------------------------- train factory
 class FakeLeague:
-    """What ``make_league_vec_env`` reads of ``train.league.League``."""
+    """What ``make_league_vec_env`` reads of ``train.common.league.League``."""
 
     def __init__(self, mix):
         self.mix = mix
@@ -430,7 +430,7 @@ def test_make_league_vec_env_follows_the_league():
 
 
 def test_make_league_vec_env_with_the_real_league():
-    from train.league import League
+    from train.common.league import League
 
     league = League({"random": 1.0, "heuristic": 1.0})
     cfg = {"n_envs": 16, "rules": {"num_players": 3}, "skip_forced": False,
@@ -461,9 +461,9 @@ def test_agent_policy_runs_any_bot_row_by_row():
 
 # ---------------------------------------------------------------------- mixed tables
 def _random_policy_file(tmp_path, version: int, rules: dict, seed: int):
-    """A ``train/ppo.py`` weights-only policy file of random weights saved at ``version``."""
+    """A ``train/sb3/run.py`` weights-only policy file of random weights saved at ``version``."""
     from agents.ppo import make_metadata
-    from train.checkpoint import export_weights
+    from train.common.checkpoint import export_weights
 
     meta = make_metadata(rules=rules, net_arch={"pi": [16], "vf": [16]}, activation="tanh",
                          features=["obs"], layout_version=version)

@@ -1,5 +1,5 @@
-"""Expert iteration (train/expert_iteration.py): labels, the loop end to end, resume, errors,
-and the two train/ppo.py options it drives (``init_policy``, ``pretrain.data``)."""
+"""Expert iteration (train/expert/iteration.py): labels, the loop end to end, resume, errors,
+and the two train/sb3/run.py options it drives (``init_policy``, ``pretrain.data``)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from agents.ppo import PolicyLoadError, read_policy
 from pis_env import Rules, decode_observation
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
-from train import expert_iteration as EI
-from train.config import ConfigError
-from train.ppo import run as ppo_run
+from train.expert import iteration as EI
+from train.sb3.config import ConfigError
+from train.sb3.run import run as ppo_run
 
 from .test_train import play_deals, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY_2P = str(ROOT / "models" / "ppo_2p_v2.zip")
 RULES_2P = Rules.from_options(num_players=2).to_dict()
-#: train/ppo.py overrides of a train stage that takes a few seconds.
+#: train/sb3/run.py overrides of a train stage that takes a few seconds.
 TINY_PPO = {
     "vec_env": "dummy", "n_envs": 2, "total_timesteps": 512, "max_minutes": None,
     "ppo": {"n_steps": 256, "batch_size": 256}, "policy": {"net_arch": [32, 32]},
@@ -165,7 +165,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert "no config.yaml" in capsys.readouterr().err
 
 
-# ---------------------------------------------------------------------- train/ppo.py options
+# ---------------------------------------------------------------------- train/sb3/run.py options
 def test_init_policy_starts_from_its_weights(tmp_path):
     base = ppo_run(tiny_config(tmp_path, "total_timesteps=256", name="base"), verbose=False)
     _, before = read_policy(base["policy"])
@@ -282,7 +282,7 @@ def test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before(tmp_path
 def test_the_v4_recipes_start_from_v3_widened_and_pass_preflight(n):
     """configs/expert_iteration_{2,4}p_v4.yaml: v1 runs from the widened v3 bot, labelled
     by the particle-filter search, checked as a run is before its directory exists."""
-    from train.preflight import check_run
+    from train.common.preflight import check_run
 
     cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{n}p_v4.yaml")
     assert (cfg["env_version"], cfg["init_widen"]) == (1, True)

@@ -17,7 +17,7 @@ import torch
 from agents import make
 from agents.ppo import read_policy
 from pis_env import raw_env
-from train.export import main
+from train.common.export import main
 
 POLICY = "models/ppo_2p.zip"
 
@@ -45,7 +45,7 @@ def sb3_policy(meta: dict, arrays: dict):
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from train.policy import PrivilegedCriticPolicy
+    from train.sb3.policy import PrivilegedCriticPolicy
 
     size = int(meta["input_size"])
     critic_in = arrays["mlp_extractor.value_net.0.weight"].shape[1]

@@ -1,4 +1,5 @@
-"""train.observer_positions: the positions the belief learns from and is benchmarked at."""
+"""train.belief_model.observer_positions: the positions the belief learns from and is
+benchmarked at."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 import agents
-from train.observer_positions import observer_positions
+from train.belief_model.observer_positions import observer_positions
 
 
 @pytest.mark.parametrize("n,version", [(2, 0), (3, 1), (5, 1)])

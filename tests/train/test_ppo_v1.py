@@ -21,10 +21,10 @@ from agents.ppo import PolicyLoadError, PPOAgent, read_policy
 from agents.tournament import run_tournament
 from pis_env import NUM_ACTIONS, pis_yedili_v0, pis_yedili_v1
 from pis_env.observation import Layout
-from train import config as C
-from train.checkpoint import CheckpointError, IncompatibleCheckpointError, latest_checkpoint
-from train.league import League, LeagueEnv
-from train.ppo import run
+from train.common.checkpoint import CheckpointError, IncompatibleCheckpointError, latest_checkpoint
+from train.common.league import League, LeagueEnv
+from train.sb3 import config as C
+from train.sb3.run import run
 
 from .test_train import tiny_config
 
@@ -192,7 +192,7 @@ def test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one(tmp_path):
     columns, chooses at v1 positions what it chooses at the same v0 positions (each from
     its own env), and a v1 run starts from it."""
     from agents.ppo import NumpyPolicy, load_policy
-    from train.checkpoint import read_initial_policy
+    from train.common.checkpoint import read_initial_policy
 
     cfg = tiny_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}",
                       "init_widen=true", "policy.net_arch=[256,256]",
@@ -226,7 +226,7 @@ def test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one(tmp_path):
 def test_a_v1_run_on_the_batched_engine(tmp_path):
     """vec_env=batched at env_version 1: the heuristic teacher's warm start, the shipped
     v0 network and the learner's snapshots as opponents, a policy of layout 1."""
-    from train.batched_vec_env import make_league_vec_env
+    from train.vector.sb3_vec_env import make_league_vec_env
 
     cfg = C.build(None, [
         "n_envs=32", "ppo.n_steps=32", "ppo.batch_size=1024", "eval.deals=0",
@@ -244,7 +244,7 @@ def test_a_v1_run_on_the_batched_engine(tmp_path):
 def test_the_v4_recipe_resolves_and_passes_preflight():
     """configs/ppo_2p_v4.yaml: a v1 run from the widened v3 bot, checked as a run is
     before its directory exists (every opponent seated, the initial policy read)."""
-    from train.preflight import check_run
+    from train.common.preflight import check_run
 
     cfg = C.build(ROOT / "configs" / "ppo_2p_v4.yaml")
     assert (cfg["env_version"], cfg["init_widen"], cfg["pretrain"]["teacher"]) == (1, True, None)
@@ -273,7 +273,7 @@ def test_the_best_response_recipe_plays_the_frozen_bot_alone(overrides):
     """configs/best_response_2p.yaml, from the bot and from the heuristic's imitation: a
     30-minute v1 run whose only opponent, and only evaluation opponent, is the shipped
     bot, checked as a run is before its directory exists."""
-    from train.preflight import check_run
+    from train.common.preflight import check_run
 
     cfg = C.build(ROOT / "configs" / "best_response_2p.yaml", overrides)
     frozen = "ppo:models/ppo_2p.zip"

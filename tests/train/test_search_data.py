@@ -1,4 +1,4 @@
-"""Search-labelled positions (train.search_data): the same data set for the same seed in
+"""Search-labelled positions (train.expert.search_data): the same data set for the same seed in
 this process, on a local pool and as Ray tasks; labels are the labeller's values of the
 legal actions only."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from train.search_data import build_dataset, label_positions, play_games
+from train.expert.search_data import build_dataset, label_positions, play_games
 
 LABELLER = {"name": "mc", "samples": 2, "rollouts": 1}
 RULES = {"num_players": 2}
@@ -96,7 +96,7 @@ def test_pool_workers_do_not_keep_the_callers_signal_handlers():
     raised there once hung the pool's shutdown."""
     import signal
 
-    from train.search_data import map_chunks
+    from train.expert.search_data import map_chunks
 
     def _raise(signum, frame):
         raise KeyboardInterrupt

@@ -19,9 +19,9 @@ import agents
 from agents.ppo import PolicyLoadError, read_policy
 from pis_env import raw_env
 from pis_env.observation import LAYOUT_VERSION, Layout
-from train import config as C
-from train.checkpoint import CheckpointError, latest_checkpoint
-from train.ppo import run
+from train.common.checkpoint import CheckpointError, latest_checkpoint
+from train.sb3 import config as C
+from train.sb3.run import run
 
 from .conftest import chance_accuracy
 
@@ -145,7 +145,7 @@ def test_policy_for_4_players(tmp_path):
 
 
 def test_export_command(trained_2p, tmp_path):
-    from train.export import main
+    from train.common.export import main
 
     out = tmp_path / "exported.pt"
     assert main([trained_2p["run_dir"], str(out)]) == 0
@@ -293,7 +293,7 @@ def test_expert_iteration_configs_that_made_the_shipped_bots_resolve(players):
     """configs/expert_iteration_{2p,4p}.yaml (the recipe of models/ppo_{2p,4p}.zip) load
     through expert iteration's config loader; the bot they start from exists and plays at
     their table; each iteration's train stage resolves to a PPO config for that table."""
-    from train import expert_iteration as EI
+    from train.expert import iteration as EI
 
     cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{players}p.yaml")
     assert cfg["iterations"] >= 1 and cfg["games"] >= 1
@@ -387,7 +387,7 @@ def test_checkpoint_errors(trained_2p, tmp_path):
 # ---------------------------------------------------------------------- entry points
 @pytest.mark.parametrize("argv", [
     [str(ROOT / "train" / "ppo.py")],
-    ["-m", "train.ppo"],
+    ["-m", "train.sb3.run"],
 ])
 def test_entry_points_run_from_any_directory(tmp_path, argv):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -417,7 +417,7 @@ def test_pretrain_then_ppo(tmp_path, imitation_data):
 
 
 def test_win_share():
-    from train.league import win_share as _win_share
+    from train.common.league import win_share as _win_share
 
     assert _win_share([0, 30]) == 1.0
     assert _win_share([30, 0]) == -1.0
@@ -428,7 +428,7 @@ def test_win_share():
 
 def test_league_sampling_and_priorities():
     from agents.ppo import NumpyPolicy
-    from train.league import League
+    from train.common.league import League
 
     league = League({"random": 1.0, "self": 1.0}, pool_size=2)
     rng = np.random.default_rng(0)
@@ -501,7 +501,7 @@ def test_hide_from_actor_ablation(tmp_path):
 @pytest.mark.parametrize("skip_forced", [False, True])
 def test_league_env_never_hands_over_a_finished_deal(skip_forced):
     """At 7 players the opener can draw the stock dry before the learner moves."""
-    from train.league import League, LeagueEnv
+    from train.common.league import League, LeagueEnv
 
     env = LeagueEnv(League({"random": 1.0}), {"num_players": 7}, seed=0,
                     skip_forced=skip_forced)

@@ -1,11 +1,11 @@
-"""``train/ppo.py`` with ``vec_env=batched``: the numba engine as the training VecEnv."""
+"""``train/sb3/run.py`` with ``vec_env=batched``: the numba engine as the training VecEnv."""
 
 from __future__ import annotations
 
 import pytest
 
-from train import config as C
-from train.ppo import run
+from train.sb3 import config as C
+from train.sb3.run import run
 
 from .test_train import TINY, play_deals
 

@@ -1,4 +1,4 @@
-"""The typed training config (``train/config.py``, OmegaConf structured configs): help for
+"""The typed training config (``train/sb3/config.py``, OmegaConf structured configs): help for
 every key, clear errors, TensorBoard's hyperparameters text, run directories written
 before the change, and the entry point without an installed package (issue 12)."""
 
@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train import config as C
-from train.ppo import load_run_config, main, run
+from train.sb3 import config as C
+from train.sb3.run import load_run_config, main, run
 
 from .test_train import TINY, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_CONFIG = ROOT / "tests" / "fixtures" / "run_config_before_omegaconf.yaml"
-#: The overrides OLD_CONFIG was written with (by train/config.py before OmegaConf).
+#: The overrides OLD_CONFIG was written with (by train/sb3/config.py before OmegaConf).
 OLD_OVERRIDES = [*TINY, "total_timesteps=2048", "league.opponents={random: 1, self: 1}"]
 
 
@@ -47,9 +47,9 @@ def test_every_key_has_help_and_help_config_prints_it(capsys):
 
 
 #: Every training entry point: its module (``main``), its config schema, its default file.
-ENTRY_POINTS = [("train.ppo", "train.config:TRAIN", "ppo_2p"),
-                ("train.expert_iteration", "train.expert_iteration:CONFIG", None),
-                ("train.rllib_ppo", "train.rllib_config:CONFIG", "rllib_ppo")]
+ENTRY_POINTS = [("train.sb3.run", "train.sb3.config:TRAIN", "ppo_2p"),
+                ("train.expert.iteration", "train.expert.iteration:CONFIG", None),
+                ("train.rllib.ppo", "train.rllib.config:CONFIG", "rllib_ppo")]
 
 
 @pytest.mark.parametrize("entry, schema, default", ENTRY_POINTS)

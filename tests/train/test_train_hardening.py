@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 
 import agents
+from agents.common.weights_file import UnverifiedFileWarning
 from agents.ppo import PolicyLoadError
-from agents.weights_file import UnverifiedFileWarning
-from train import config as C
-from train.checkpoint import (
+from train.common.checkpoint import (
     CheckpointError,
     SkippedCheckpointWarning,
     latest_checkpoint,
 )
-from train.ppo import load_run_config, run
+from train.sb3 import config as C
+from train.sb3.run import load_run_config, run
 
 from .test_train import StopAt, tiny_config
 
@@ -106,8 +106,8 @@ def test_the_shipped_weights_files_are_the_listed_ones():
 def test_shipped_models_carry_a_digest(name):
     """Each shipped .pt holds the SHA-256 of its content, which matches, and loads through
     its own loader without a warning."""
-    from agents.belief import BeliefModel
-    from agents.weights_file import payload_digest, read_weights
+    from agents.belief.tracker import BeliefModel
+    from agents.common.weights_file import payload_digest, read_weights
 
     path = ROOT / "models" / name
     data = read_weights(path)
@@ -212,7 +212,7 @@ def test_config_may_not_import_a_foreign_vec_env(tmp_path):
     with pytest.raises(C.ConfigError, match="command line"):
         run(cfg, verbose=False)
     assert not (tmp_path / "run").exists()
-    from train.preflight import check_vec_env
+    from train.common.preflight import check_vec_env
 
     check_vec_env("pis_env.batched.vec_env:make_league_vec_env")  # the project's own
     check_vec_env("mymodule:factory", trusted_modules=["mymodule"])  # named by the user

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import agents
-import train.league
-import train.pretrain as P
+import train.common.league
+import train.common.pretrain as P
 from pis_env.observation import Layout
-from train import config as C
-from train.checkpoint import latest_checkpoint
-from train.ppo import run
+from train.common.checkpoint import latest_checkpoint
+from train.sb3 import config as C
+from train.sb3.run import run
 
 from .conftest import chance_accuracy
 from .test_train import TINY
@@ -33,7 +33,7 @@ def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch, imita
     def no_second_stack(*args, **kwargs):
         raise AssertionError("pretraining built a LeagueEnv beside the batched env")
 
-    monkeypatch.setattr(train.league, "LeagueEnv", no_second_stack)
+    monkeypatch.setattr(train.common.league, "LeagueEnv", no_second_stack)
     collected = []
     real_collect = P.collect  # the imitation_data spy, which keeps the decisions
 
@@ -65,10 +65,10 @@ def test_pretraining_steps_the_runs_own_batched_env(tmp_path, monkeypatch, imita
 
 
 def test_the_heuristic_teacher_is_the_numba_port_choosing_as_the_bot():
-    from train.batched_vec_env import make_league_vec_env
+    from train.vector.sb3_vec_env import make_league_vec_env
 
     cfg = C.build(None, [*BATCHED, "pretrain.teacher=heuristic"])
-    league = train.league.League.from_config(cfg["league"])
+    league = train.common.league.League.from_config(cfg["league"])
     env = make_league_vec_env(cfg, league, seed=3)
     teacher = P.make_teacher("heuristic", cfg["rules"], seed=0)
     assert not isinstance(teacher, P.RowByRow)

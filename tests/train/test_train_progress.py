@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from train.callbacks import Budget, Progress, clock
-from train.ppo import run
+from train.common.callbacks import Budget, Progress, clock
+from train.sb3.run import run
 
 from .test_train import tiny_config
 

@@ -1,4 +1,4 @@
-"""``train.vector_env.PisYediliVectorEnv``, the gymnasium ``VectorEnv`` over the batched
+"""``train.vector.gym_vector_env.PisYediliVectorEnv``, the gymnasium ``VectorEnv`` over the batched
 engine: the same games as the single-agent view ``pis_env.wrappers.SingleAgentEnv`` (an
 independent path: the Python engine) on stacked deals, step by step, with gymnasium's
 next-step auto-reset; ``make_vec``'s choice of vector env; gymnasium's vector wrappers; a
@@ -26,7 +26,7 @@ from tests.train.reference_games import (
     stacked_deals,
     step_reference,
 )
-from train.vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
+from train.vector.gym_vector_env import MASK_KEY, OBS_KEY, PisYediliVectorEnv
 
 
 # ---------------------------------------------------------------------- reference env
@@ -218,7 +218,7 @@ def test_python_bots_keep_working_through_make_vec():
 
 
 def test_without_the_batched_engine_the_error_says_what_to_do(monkeypatch):
-    monkeypatch.setitem(sys.modules, "train.vector_env", None)  # as if numba were missing
+    monkeypatch.setitem(sys.modules, "train.vector.gym_vector_env", None)  # no numba
     env = gym.make_vec("PisYedili-v0", num_envs=2)  # the single-agent view can play this
     assert isinstance(env, SyncVectorEnv)
     with pytest.raises(ImportError, match=r"pis-yedili\[fast\].*vectorization_mode='sync'"):

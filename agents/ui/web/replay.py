@@ -1,0 +1,237 @@
+"""Replays of exported histories: every position of a match, to step through.
+
+A history is loaded with ``raw_env.from_history`` and nothing else: the env class given
+to it is a subclass of ``raw_env`` whose ``step`` notes each move. So the positions are
+the ones the env itself reaches (its checks, digests and reshuffle orders included), and
+this module never reads the history's fields.
+
+Frames: the deal's first position, then the position after each move. A move that ends a
+deal of a match gets a frame of the finished deal (charges, every hand) before the next
+deal's first position.
+
+Memory is linear in the history's length with a small constant, not quadratic: a frame
+keeps who moved, the move and its sentence (about 200 bytes); a copy of the position is
+kept only every ``SNAPSHOT_EVERY`` frames, and frame ``k`` is rebuilt from the snapshot at
+or before it by applying at most ``SNAPSHOT_EVERY - 1`` moves (``GameState.copy`` shares
+the action history, so a snapshot costs the same at move 10 or 10,000). A replay has at
+most ``MAX_REPLAY_ACTIONS`` moves, and ``ReplayStore`` keeps at most ``max_frames``
+frames over all its replays.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from agents.ui.play import describe
+from agents.ui.web.policy import PolicyView
+from agents.ui.web.tables import WebError
+from agents.ui.web.views import position
+from pis_env import IllegalActionError, raw_env
+from pis_env.engine import GameState
+
+#: Largest history text accepted (the server's body limit is usually smaller).
+MAX_HISTORY_BYTES = 20_000_000
+#: Most moves in one replay: 50 deals of 2,000 turns.
+MAX_REPLAY_ACTIONS = 100_000
+#: A copy of the position every this many frames; others are rebuilt from the last one.
+SNAPSHOT_EVERY = 64
+
+MOVE, DEAL = "move", "deal"
+
+
+@dataclass(frozen=True)
+class Frame:
+    kind: str  # MOVE: ``action`` by ``seat`` led here; DEAL: a new deal was dealt
+    seat: int | None = None
+    action: int | None = None
+    text: str = ""
+
+
+def _rebuild(game: GameState, frame: Frame) -> None:
+    """Step ``game`` (a copy of the previous frame's position) into ``frame``'s."""
+    if frame.kind == DEAL:
+        game.next_deal()
+        return
+    try:
+        game.apply(frame.action)
+    except IllegalActionError:  # the forfeit of illegal_action="terminate"
+        game.forfeit(frame.seat)
+
+
+class _RecordingEnv(raw_env):
+    """``raw_env`` that notes a ``Frame`` per position while ``from_history`` steps it,
+    and keeps a snapshot of the position every ``SNAPSHOT_EVERY`` frames."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frames: list[Frame] = []
+        self.snapshots: dict[int, GameState] = {}
+        self._moves = 0
+
+    def _note(self, frame: Frame, game: GameState) -> None:
+        if len(self.frames) % SNAPSHOT_EVERY == 0:
+            self.snapshots[len(self.frames)] = game.copy()
+        self.frames.append(frame)
+
+    def step(self, action):
+        game = self.game
+        if game is None or game.deal_over:
+            return super().step(action)
+        self._moves += 1
+        if self._moves > MAX_REPLAY_ACTIONS:
+            raise WebError(413, f"history too long: more than {MAX_REPLAY_ACTIONS} moves")
+        before = game.copy()
+        if not self.frames:
+            self._note(Frame(DEAL, text="the deal starts"), before)
+        seat, deal = game.current, game.deal_index
+        super().step(action)
+        game = self.game
+        if game.deal_index == deal:
+            after = game
+        else:  # the env dealt the next deal at once: rebuild the finished position
+            after = before.copy()
+            _rebuild(after, Frame(MOVE, seat, int(action)))
+        names = [f"player_{i}" for i in range(game.num_players)]
+        if after.end_reason == "illegal":
+            text = f"player_{seat} made an illegal move ({int(action)}) and forfeits"
+        else:
+            text = describe(before, after, seat, int(action), names, -1)
+        self._note(Frame(MOVE, seat, int(action), text), after)
+        if game.deal_index != deal:
+            self._note(Frame(DEAL, text=f"deal {game.deal_index + 1} starts"), game)
+
+
+class Replay:
+    """An exported history's frames, and views of them."""
+
+    def __init__(self, history: str, policy_views: list[PolicyView]):
+        if len(history) > MAX_HISTORY_BYTES:
+            raise WebError(413, f"history too large ({len(history)} bytes; at most "
+                                f"{MAX_HISTORY_BYTES})")
+        try:
+            env = _RecordingEnv.from_history(history)
+        except json.JSONDecodeError as e:
+            raise WebError(400, f"not a history: the file is not valid JSON ({e})") from None
+        except RecursionError:
+            raise WebError(400, "not a replayable history: nested too deeply") from None
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+            why = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+            raise WebError(400, f"not a replayable history: {why}") from None
+        if not env.frames:
+            env._note(Frame(DEAL, text="the deal starts"), env.game)
+        self.frames = env.frames
+        self.snapshots = env.snapshots
+        self._last: tuple[int, GameState] | None = None  # the last frame rebuilt
+        self.id = secrets.token_urlsafe(12)
+        game = env.game
+        self.num_players = game.num_players
+        self.num_deals = game.rules.num_deals
+        self.rules = game.rules.to_dict()
+        self.names = [f"player_{i}" for i in range(self.num_players)]
+        self.policy = next((v for v in policy_views
+                            if v.fits(self.num_players, self.num_deals)), None)
+
+    def summary(self) -> dict:
+        return {
+            "id": self.id,
+            "frames": len(self.frames),
+            "names": self.names,
+            "rules": self.rules,
+            "moves": [{"frame": k, "seat": f.seat if f.kind == MOVE else None, "text": f.text}
+                      for k, f in enumerate(self.frames)],
+            "policy": self.policy.spec if self.policy else None,
+        }
+
+    def frame(self, k: int, view: str, with_policy: bool) -> dict:
+        """Frame ``k`` seen by ``view`` (``"table"`` or a seat number). With
+        ``with_policy``, the policy's view of the decision in this position when it is
+        the viewed seat's (any seat's in the full-table view)."""
+        if not 0 <= k < len(self.frames):
+            raise WebError(404, f"frame {k} does not exist: this replay has frames "
+                                f"0..{len(self.frames) - 1}")
+        seat = _seat_of(view, self.num_players)
+        frame = self.frames[k]
+        game = self.position_at(k)
+        following = self.frames[k + 1] if k + 1 < len(self.frames) else None
+        out = {"index": k, "count": len(self.frames), "view": view, "text": frame.text,
+               "mover": frame.seat, "action": frame.action,
+               "next": following.action if following is not None else None,
+               "position": position(game, seat, self.names), "policy": None}
+        if with_policy:
+            out["policy"] = self._policy(game, seat)
+        return out
+
+    def position_at(self, k: int) -> GameState:
+        """Frame ``k``'s position (a copy of its own): from the snapshot at or before it,
+        or from the last frame rebuilt when that is closer, stepping the moves between."""
+        start = k - k % SNAPSHOT_EVERY
+        last = self._last
+        if last is not None and start <= last[0] <= k:
+            start, game = last[0], last[1].copy()
+        else:
+            game = self.snapshots[start].copy()
+        for j in range(start + 1, k + 1):
+            _rebuild(game, self.frames[j])
+        self._last = (k, game.copy())
+        return game
+
+    def _policy(self, game: GameState, seat: int | None) -> dict | None:
+        if self.policy is None:
+            return {"note": "the server has no ppo policy for this table size"}
+        if game.deal_over:
+            return {"note": "no decision: the deal is over"}
+        mover = game.current
+        if seat is not None and seat != mover:
+            return {"note": f"player_{mover} is to move: switch to that seat or the full "
+                            "table to see the policy"}
+        return self.policy.decision(game, mover, full_table=seat is None)
+
+
+def _seat_of(view: str, num_players: int) -> int | None:
+    if view == "table":
+        return None
+    try:
+        seat = int(view)
+    except (TypeError, ValueError):
+        seat = -1
+    if not 0 <= seat < num_players:
+        raise WebError(400, f"view must be 'table' or a seat 0..{num_players - 1}, got {view!r}")
+    return seat
+
+
+class ReplayStore:
+    """Loaded replays, in memory, the least recently used dropped past ``max_replays``
+    replays or ``max_frames`` frames over all of them (the newest is always kept)."""
+
+    def __init__(self, policy_views: list[PolicyView], max_replays: int = 50,
+                 max_frames: int = 500_000):
+        self.policy_views = policy_views
+        self.max_replays = max_replays
+        self.max_frames = max_frames
+        self._replays: OrderedDict[str, Replay] = OrderedDict()
+        self._frames = 0
+        self._lock = threading.Lock()
+
+    def load(self, history: str) -> Replay:
+        replay = Replay(history, self.policy_views)
+        with self._lock:
+            self._replays[replay.id] = replay
+            self._frames += len(replay.frames)
+            while len(self._replays) > 1 and (len(self._replays) > self.max_replays
+                                              or self._frames > self.max_frames):
+                _, old = self._replays.popitem(last=False)
+                self._frames -= len(old.frames)
+        return replay
+
+    def get(self, replay_id: str) -> Replay:
+        with self._lock:
+            replay = self._replays.get(replay_id)
+            if replay is None:
+                raise WebError(404, f"unknown replay {replay_id!r}: it has expired or the "
+                                    "server was restarted; load the history again")
+            self._replays.move_to_end(replay_id)
+            return replay

@@ -1,0 +1,251 @@
+"""Warm start: imitate a teacher bot before PPO (behaviour cloning with a value target).
+
+The teacher (``pretrain.teacher``, e.g. ``heuristic``) plays the learner's seat of the
+training VecEnv itself -- the same env stack PPO then steps (``vec_env=batched``: the
+numba engine, with the heuristic's numba port as the teacher), against the league's
+opponents -- for ``pretrain.decisions`` decisions. The policy is then trained for
+``pretrain.epochs`` passes to predict the teacher's action (cross-entropy over the legal
+actions) and the value head to predict the return that followed (Monte Carlo, with the
+run's gamma). PPO then starts from a policy that already plays like the teacher and a
+value function that knows what positions are worth, instead of from random play.
+
+With ``pretrain.data`` the policy imitates labelled positions instead (``load_labelled``:
+the search bot's moves at positions the network reached, from ``train/expert/iteration.py``),
+which is expert iteration's distillation step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from pis_env.observation import LAYOUT_VERSIONS, Layout
+
+#: A batched teacher: ``teacher(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
+Teacher = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class RowByRow:
+    """Any ``agents`` bot as a batched teacher, one ``act`` per row. The bot must not
+    keep state between decisions (the games of a batch interleave); the built-in bots
+    do not. It is shown the table's own observations (``layout_version`` None: a
+    rule-based bot reads every layout); the numba teachers read layout 0."""
+
+    layout_version = None
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        act = self.agent.act
+        return np.array([act({"observation": o, "action_mask": m})
+                         for o, m in zip(obs, masks)], dtype=np.int64)
+
+
+def make_teacher(name: str, rules: dict, seed: int) -> Teacher:
+    """The batched teacher ``name`` at the table of ``rules``: the heuristic's numba port
+    (the same choices, ~100x faster) when numba is installed, else the bot row by row."""
+    import agents
+
+    if name == "heuristic":
+        try:
+            from agents.heuristic.batched import HeuristicPolicy
+        except ImportError:  # numba (the 'fast' extra) missing: the Python bot below
+            pass
+        else:
+            from pis_env import Rules
+
+            return HeuristicPolicy(1, Rules.from_options(**rules))
+    return RowByRow(agents.make_for_table(name, rules, seed=seed))
+
+
+def teacher_columns(teacher: Teacher, rules: dict, env_version: int) -> int:
+    """How many leading observation columns ``teacher`` is shown at a table of layout
+    ``env_version``: those of the layout it reads (``teacher.layout_version``, 0 for the
+    numba ports, None for the table's own). Every later layout begins with the earlier
+    ones unchanged, so a layout-0 teacher at a v1 table reads the v0 observation."""
+    version = getattr(teacher, "layout_version", 0)
+    return Layout.of(rules["num_players"], rules["num_deals"],
+                     env_version if version is None else version).size
+
+
+def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: float,
+            seed: int, log=print) -> dict[str, np.ndarray]:
+    """The teacher's decisions at the learner's seat of every game of ``vec_env`` (an SB3
+    VecEnv answering ``env_method("action_masks")``), at least ``decisions`` of them:
+    policy inputs ``x``, legal ``masks``, ``actions``, Monte Carlo ``returns``, and
+    ``rows``: the rows of finished episodes (the last, unfinished episode of each game
+    has no return and is left out)."""
+    n = vec_env.num_envs
+    steps = -(-decisions // n)
+    vec_env.seed(seed)
+    obs = vec_env.reset()
+    x = np.empty((steps, n, obs.shape[1]), np.float32)
+    masks = np.empty((steps, n, 58), bool)
+    actions = np.empty((steps, n), np.int64)
+    rewards = np.empty((steps, n), np.float32)
+    dones = np.empty((steps, n), bool)
+    t0 = last = time.time()
+    for t in range(steps):
+        mask = np.stack(vec_env.env_method("action_masks"))  # as MaskablePPO reads them
+        act = teacher(obs[:, :layout_size], mask.astype(np.int8))
+        x[t], masks[t], actions[t] = obs, mask, act
+        obs, rewards[t], dones[t], _ = vec_env.step(act)
+        if time.time() - last > 30:
+            last = time.time()
+            log(f"pretrain: {(t + 1) * n:,}/{steps * n:,} teacher decisions "
+                f"({(t + 1) * n / (last - t0):,.0f}/s)")
+    returns = np.empty_like(rewards)
+    finished = np.zeros((steps, n), bool)
+    g = np.zeros(n, np.float32)
+    ended = np.zeros(n, bool)
+    for t in range(steps - 1, -1, -1):  # an episode's return stops at its last step
+        g = rewards[t] + gamma * g * ~dones[t]
+        returns[t] = g
+        ended |= dones[t]
+        finished[t] = ended
+    return {"x": x.reshape(steps * n, -1), "masks": masks.reshape(steps * n, -1),
+            "actions": actions.ravel(), "returns": returns.ravel(),
+            "rows": np.flatnonzero(finished.ravel())}
+
+
+def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
+            batch_size: int, lr: float, value_coef: float, seed: int, log=print,
+            logger=None) -> dict[str, float]:
+    """The imitation loop of both pipelines: behaviour cloning of ``data`` (its ``rows``,
+    default all) into ``module`` (a torch module, trained in place), with a value target.
+
+    ``forward(x, masks)`` returns ``(logits [B, 58] with the illegal actions masked out,
+    values [B])`` for a minibatch of policy inputs and bool masks: the one thing the SB3
+    policy (:func:`fit`) and the RLlib module (``train.rllib.pretrain.fit_module``) do
+    differently. The loss is the cross-entropy of the teacher's action plus
+    ``value_coef`` times the squared error of the value to the ``returns``; Adam, gradient
+    norm clipped at 1, minibatches in an order drawn from ``seed``. ``logger`` (SB3's)
+    records each epoch's statistics for TensorBoard."""
+    import torch
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(int(seed))
+    x = torch.as_tensor(data["x"], dtype=torch.float32)
+    m = torch.as_tensor(data["masks"]).bool()
+    a = torch.as_tensor(data["actions"], dtype=torch.int64)
+    r = torch.as_tensor(data["returns"], dtype=torch.float32)
+    rows = torch.as_tensor(data.get("rows", np.arange(len(data["actions"]))),
+                           dtype=torch.int64)
+    n = int(rows.shape[0])
+    params = [q for q in module.parameters() if q.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr)
+    module.train()
+    stats: dict[str, float] = {}
+    for epoch in range(epochs):
+        perm = rows[torch.randperm(n, generator=gen)]
+        tot_ce = tot_v = correct = 0.0
+        for b in range(0, n, batch_size):
+            idx = perm[b:b + batch_size]
+            logits, values = forward(x[idx], m[idx])
+            ce = F.cross_entropy(logits, a[idx])
+            v_loss = F.mse_loss(values.flatten(), r[idx])
+            loss = ce + value_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            correct += float((logits.detach().argmax(dim=1) == a[idx]).sum())
+            tot_ce += ce.item() * len(idx)
+            tot_v += v_loss.item() * len(idx)
+        stats = {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
+        log(f"pretrain epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.1%}, "
+            f"cross-entropy {stats['cross_entropy']:.3f}, value loss {stats['value_loss']:.4f}")
+        if logger is not None:
+            for k, v in stats.items():
+                logger.record(f"pretrain/{k}", v)
+            logger.dump(epoch)
+    module.eval()
+    return stats
+
+
+def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: float,
+        value_coef: float, seed: int, log=print, logger=None) -> dict[str, float]:
+    """:func:`imitate` into an SB3 MaskableActorCriticPolicy, in place (its masked
+    action distribution's logits and its value head)."""
+
+    def forward(x, masks):
+        dist = policy.get_distribution(x, action_masks=masks)
+        return dist.distribution.logits, policy.predict_values(x)
+
+    return imitate(policy, forward, data, epochs, batch_size, lr, value_coef, seed,
+                   log=log, logger=logger)
+
+
+#: Arrays of a labelled data set (``pretrain.data``, written by train/expert/iteration.py).
+LABELLED_KEYS = ("obs", "mask", "privileged", "action", "returns")
+
+
+def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
+    """The positions of labelled ``.npz`` files as ``fit`` data: the policy input the
+    run's VecEnv would give (observation, then the mask and the hidden cards as the
+    config's network reads them), the labelled ``actions`` and the ``returns``.
+
+    A file lacking an array, or made for another observation layout (the config's
+    ``env_version``), is a ``ValueError`` naming it."""
+    rules, policy = cfg["rules"], cfg["policy"]
+    version = int(cfg["env_version"])
+    size = Layout.of(rules["num_players"], rules["num_deals"], version).size
+    parts: dict[str, list] = {"x": [], "masks": [], "actions": [], "returns": []}
+    for path in paths:
+        try:
+            with np.load(path) as data:
+                arrays = {k: data[k] for k in LABELLED_KEYS}
+        except KeyError as e:
+            raise ValueError(f"{path}: not a labelled data set (lacks {e})") from e
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: cannot read a labelled data set ({e})") from e
+        if arrays["obs"].ndim != 2 or arrays["obs"].shape[1] != size:
+            other = [v for v in LAYOUT_VERSIONS if v != version and arrays["obs"].ndim == 2
+                     and Layout.of(rules["num_players"], rules["num_deals"], v).size
+                     == arrays["obs"].shape[1]]
+            detail = (f" (layout version {other[0]}'s size: labelled at pis_yedili_v"
+                      f"{other[0]}, but env_version={version})" if other else "")
+            raise ValueError(f"{path}: observations of shape {arrays['obs'].shape}; this "
+                             f"table's observations (layout version {version}) have {size} "
+                             f"entries{detail}")
+        columns = [arrays["obs"].astype(np.float32)]
+        if "mask" in policy["features"]:
+            columns.append(arrays["mask"].astype(np.float32))
+        if policy["privileged_critic"]:
+            columns.append(arrays["privileged"].astype(np.float32))
+        parts["x"].append(np.concatenate(columns, axis=1))
+        parts["masks"].append(arrays["mask"].astype(bool))
+        parts["actions"].append(arrays["action"].astype(np.int64))
+        parts["returns"].append(arrays["returns"].astype(np.float32))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
+def pretrain(model, vec_env, cfg: dict, log=print) -> dict[str, float]:
+    """Collects the teacher's decisions from ``vec_env`` (the run's own VecEnv, without
+    observation normalisation), or reads ``pretrain.data``, fits ``model``'s policy to
+    them, and seeds ``vec_env`` back with the run's seed, so that PPO's first reset deals
+    what it would have dealt without pretraining."""
+    p, rules = cfg["pretrain"], cfg["rules"]
+    t0 = time.time()
+    if p["data"]:
+        data = load_labelled(p["data"], cfg)
+        log(f"pretrain: {len(data['actions']):,} labelled positions from "
+            f"{len(p['data'])} file(s)")
+        stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
+                    p["value_coef"], seed=cfg["seed"], log=log)
+        stats["seconds"] = time.time() - t0
+        return stats
+    teacher = make_teacher(p["teacher"], rules, seed=cfg["seed"] + 7919)
+    layout_size = teacher_columns(teacher, rules, int(cfg["env_version"]))
+    data = collect(vec_env, teacher, p["decisions"], layout_size, float(cfg["ppo"]["gamma"]),
+                   seed=cfg["seed"] + 7919, log=log)
+    vec_env.seed(cfg["seed"])
+    t1 = time.time()
+    log(f"pretrain: {len(data['rows']):,} decisions of {p['teacher']} in {t1 - t0:.0f} s")
+    stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
+                p["value_coef"], seed=cfg["seed"], log=log)
+    stats["seconds"] = time.time() - t0
+    return stats

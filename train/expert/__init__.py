@@ -1,0 +1,2 @@
+"""Expert iteration: search-labelled data and the imitation-then-PPO loop.
+"""

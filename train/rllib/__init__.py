@@ -1,0 +1,2 @@
+"""RLlib PPO on Ray: its config, env, modules, imitation warm start and export.
+"""
