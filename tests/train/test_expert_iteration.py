@@ -16,8 +16,8 @@ from agents.ppo import PolicyLoadError, read_policy
 from pis_env import Rules, decode_observation
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
+from train.common.schema import ConfigError
 from train.expert import iteration as EI
-from train.sb3.config import ConfigError
 from train.sb3.run import run as ppo_run
 
 from .test_train import play_deals, tiny_config

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from train.sb3.config import ConfigError
+from train.common.schema import ConfigError
 
 #: Packages whose modules a config may name as the VecEnv factory.
 PROJECT_PACKAGES = ("pis_env", "agents", "train")

@@ -18,13 +18,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from pis_env.observation import LAYOUT_VERSIONS, Layout
+from train.common.schema import param
 
 #: A batched teacher: ``teacher(obs [K, L] float32, masks int8 [K, 58]) -> actions [K]``.
 Teacher = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class ImitationConfig:
+    """The warm start both PPO pipelines share (``train.common.pretrain.imitate``)."""
+
+    teacher: str | None = param("heuristic", "behaviour cloning of this bot before PPO "
+                                   "(null: start from a random policy)")
+    decisions: int = param(300_000, "teacher decisions at the learner's seat", gt=0)
+    epochs: int = param(4, "passes over the teacher's decisions", gt=0)
+    batch_size: int = param(1024, "minibatch size of the imitation", gt=0)
+    learning_rate: float = param(1.0e-3, "Adam step size of the imitation", gt=0)
+    value_coef: float = param(1.0, "weight of the value head's return regression", ge=0)
 
 
 class RowByRow:

@@ -54,9 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # `python train/expert_iteration.py`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import numpy as np
 import yaml
 
@@ -64,9 +61,8 @@ from agents.search import DEFAULT_DETERMINIZE, MODES
 from pis_env import LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.shipped import shipped_dir
-from train.sb3.config import (
+from train.common.schema import (
     MAX_SEED,
-    TRAIN,
     ConfigError,
     Schema,
     add_arguments,
@@ -78,6 +74,7 @@ from train.sb3.config import (
     section,
     yaml_error,
 )
+from train.sb3.config import TRAIN
 
 DEFAULT_CONFIG = shipped_dir("config") / "expert_iteration_2p.yaml"
 #: Games per labelling task.

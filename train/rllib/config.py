@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from pis_env import LAYOUT_VERSIONS, Rules, shipped
-from train.sb3.config import (
+from train.common.pretrain import ImitationConfig
+from train.common.schema import (
     MAX_SEED,
     ConfigError,
-    ImitationConfig,
     Schema,
     check_mix,
     check_teacher,

@@ -55,13 +55,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # `python train/rllib_ppo.py`: make `train` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import numpy as np
 
+from train.common.schema import ConfigError, add_arguments
 from train.rllib.config import CONFIG, DEFAULT_CONFIG, SELF, bots_of, dump, load_config
-from train.sb3.config import ConfigError, add_arguments
 
 ENV_NAME = "pis_yedili_rllib"
 VECTOR_ENV_NAME = "pis_yedili_vector"

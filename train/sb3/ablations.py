@@ -23,7 +23,7 @@ from pathlib import Path
 
 from train.sb3.curves import plot_curves
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: name -> (what changes, config overrides)
 VARIANTS: dict[str, tuple[str, list[str]]] = {

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pis_env.shipped import shipped_dir
+from train.common.schema import ConfigError
 from train.sb3 import config as config_mod
-from train.sb3.config import ConfigError
 
 #: The shipped 2-player recipe (``configs/ppo_2p.yaml``; found in a wheel too).
 DEFAULT_CONFIG = shipped_dir("config") / "ppo_2p.yaml"

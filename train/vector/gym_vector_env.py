@@ -61,7 +61,7 @@ class PisYediliVectorEnv(VectorEnv):
         learner_seat: a seat index, or ``None`` (drawn for every match).
         observation: ``"flat"`` or ``"dict"``.
         seed: the games' streams until ``reset(seed=)`` restarts them.
-        layout_version: the observation layout (0: ``PisYedili-v0``, 1: ``PisYedili-v1``).
+        layout_version: the observation layout (0: ``PisYedili-v0``, 1: ``PisYedili-Events-v0``).
         features, privileged, skip_forced, win_bonus, mix_per: as
             :class:`train.vector.learner_batch.LearnerBatch`.
         **options: rules options (``num_players``, ``num_deals``, ...).
