@@ -2,7 +2,7 @@
 
     python -m benchmarks.rllib_sampling                  # ~2 min on 2 cores
     python -m benchmarks.rllib_sampling --steps 20000 --envs 1024
-    python -m benchmarks.rllib_sampling --env-version 1  # PisYedili-v1's observation
+    python -m benchmarks.rllib_sampling --env-version 1  # PisYedili-Events-v0's observation
 
 Run it in the RLlib virtualenv (``.venv-rllib/bin/python``). Each path is one PPO
 algorithm with two remote env runners (one torch thread each); its runners sample
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--players", type=int, default=2, choices=range(2, 8), metavar="2..7")
     p.add_argument("--paths", default=",".join(PATHS), help=f"some of {','.join(PATHS)}")
     p.add_argument("--env-version", type=int, default=0, choices=LAYOUT_VERSIONS,
-                   help="observation layout of aec and vector (1: PisYedili-v1)")
+                   help="observation layout of aec and vector (1: PisYedili-Events-v0)")
     args = p.parse_args(argv)
     paths = [x for x in args.paths.split(",") if x]
     if not 1 <= args.steps <= MAX_STEPS:

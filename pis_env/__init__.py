@@ -17,8 +17,8 @@ from .rules import Rules
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENV_NAME", "LAYOUT_VERSION", "LAYOUT_VERSIONS", "NUM_ACTIONS", "PETTINGZOO_ID",
-    "GameState", "HistoryError", "IllegalActionError", "Rules",
+    "ENV_NAME", "GYMNASIUM_IDS", "LAYOUT_VERSION", "LAYOUT_VERSIONS", "NUM_ACTIONS",
+    "PETTINGZOO_ID", "GameState", "HistoryError", "IllegalActionError", "Rules",
     "action_name", "card_name", "decode_observation", "env", "parse_card", "pis_yedili_v0",
     "pis_yedili_v1", "raw_env", "segment_table",
 ]
@@ -26,10 +26,15 @@ __all__ = [
 
 #: The id of the AEC env in PettingZoo's registry: ``pettingzoo.make("aec", PETTINGZOO_ID)``.
 PETTINGZOO_ID = f"pis_yedili/{ENV_NAME}"
+#: The gymnasium id of the single-agent view of each observation layout version:
+#: ``PisYedili-v0`` (``pis_yedili_v0``) and ``PisYedili-Events-v0`` (``pis_yedili_v1``, the
+#: observation with the public event log).
+GYMNASIUM_IDS = {0: "PisYedili-v0", 1: "PisYedili-Events-v0"}
 
 
 def _register() -> None:
-    """Register the single-agent view with gymnasium (``gymnasium.make("PisYedili-v0")``;
+    """Register the single-agent views with gymnasium (``gymnasium.make("PisYedili-v0")``,
+    ``"PisYedili-Events-v0"`` for the v1 observation;
     ``gymnasium.make_vec`` builds the batched vector env of ``train.vector.gym_vector_env``)
     and the AEC env with PettingZoo (``pettingzoo.make("aec", "pis_yedili/pis_yedili_v0")``;
     its own namespace: ``classic/`` is PettingZoo's). Neither registry discovers plugins,
@@ -38,13 +43,15 @@ def _register() -> None:
     import pettingzoo
     from pettingzoo.env_registry.exceptions import PettingZooRegistryError
 
-    if "PisYedili-v0" not in gymnasium.registry:
+    if GYMNASIUM_IDS[0] not in gymnasium.registry:
         # make_vec's default: the batched engine (train.vector.entry chooses, and falls back
         # to SyncVectorEnv for Python bots); a string, so pis_env imports no train code
-        gymnasium.register(id="PisYedili-v0", entry_point="pis_env.wrappers:SingleAgentEnv",
+        gymnasium.register(id=GYMNASIUM_IDS[0], entry_point="pis_env.wrappers:SingleAgentEnv",
                            vector_entry_point="train.vector.entry:make_vector_env")
-    if "PisYedili-v1" not in gymnasium.registry:  # the v1 observation (pis_yedili_v1)
-        gymnasium.register(id="PisYedili-v1", entry_point="pis_env.aec_v1:SingleAgentEnv",
+    # The event-log view has a name of its own: gymnasium reads Name-v0 and Name-v1 as two
+    # versions of one env and warns at every make of the older one, and both are current.
+    if GYMNASIUM_IDS[1] not in gymnasium.registry:  # the v1 observation (pis_yedili_v1)
+        gymnasium.register(id=GYMNASIUM_IDS[1], entry_point="pis_env.aec_v1:SingleAgentEnv",
                            vector_entry_point="train.vector.entry:make_vector_env_v1")
     for env_id, entry in ((PETTINGZOO_ID, "pis_env.aec:env"),
                           ("pis_yedili/pis_yedili_v1", "pis_env.aec_v1:env")):

@@ -3,7 +3,7 @@
 
 | Import             | `from pis_env import pis_yedili_v1`                    |
 |--------------------|--------------------------------------------------------|
-| Gymnasium id       | `PisYedili-v1`                                         |
+| Gymnasium id       | `PisYedili-Events-v0` (`pis_env.GYMNASIUM_IDS[1]`)     |
 | Observation shape  | (L,) with L from the table below (355 for 2 players)   |
 
 Everything but the observation is `pis_yedili_v0`'s (rules, actions, rewards, rendering,
@@ -95,8 +95,8 @@ def env(**kwargs: Any) -> _v0.OrderEnforcingWrapper:
 
 
 class SingleAgentEnv(_wrappers.SingleAgentEnv):
-    """The gymnasium view (``gymnasium.make("PisYedili-v1")``) over the v1 AEC env; its
-    opponents are shown v1 observations too."""
+    """The gymnasium view (``gymnasium.make("PisYedili-Events-v0")``) over the v1 AEC env;
+    its opponents are shown v1 observations too."""
 
     aec_class = raw_env
 

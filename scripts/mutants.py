@@ -487,7 +487,7 @@ MUTANTS: list[Mutant] = [
         new="    return PisYediliVectorEnv(num_envs, layout_version=0, **kwargs)",
         test=("tests/train/test_vector_env.py::"
               "test_make_vec_of_v1_returns_it_with_the_v1_observation_space"),
-        why="make_vec of PisYedili-v1 steps the engine at the v0 layout",
+        why="make_vec of PisYedili-Events-v0 steps the engine at the v0 layout",
     ),
     Mutant(
         name="learner-loop-v1-deal-unrecorded",

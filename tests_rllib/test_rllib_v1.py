@@ -1,4 +1,4 @@
-"""RLlib on ``PisYedili-v1`` (``env_version=1``): the vector env samples the v1
+"""RLlib on ``PisYedili-Events-v0`` (``env_version=1``): the vector env samples the v1
 observation (the v0 one followed by the public record of the deal), the warm start
 imitates the heuristic there, the snapshots and the exported policy are v1 networks,
 the policy file records layout 1 and ``agents.make("ppo", path=...)`` plays it at a v1

@@ -307,7 +307,7 @@ def test_v1_env_registrations_and_history_record_the_version():
     import gymnasium
     import pettingzoo
 
-    g = gymnasium.make("PisYedili-v1", num_players=4)
+    g = gymnasium.make("PisYedili-Events-v0", num_players=4)
     obs, _ = g.reset(seed=1)
     assert obs.shape == (Layout.of(4, 1, 1).size,)
     aec = pettingzoo.make("aec", "pis_yedili/pis_yedili_v1", num_players=2)

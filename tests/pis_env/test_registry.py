@@ -34,3 +34,23 @@ def test_importing_again_registers_nothing_twice():
         warnings.simplefilter("error")  # PettingZoo warns when an id is overridden
         importlib.reload(pis_env)
     assert pettingzoo.spec("aec", pis_env.PETTINGZOO_ID).entry_point == "pis_env.aec:env"
+
+
+def test_making_either_gymnasium_view_warns_nothing():
+    """Both views are current: ``PisYedili-v0`` must not be reported "out of date" (as it is
+    when a ``PisYedili-v1`` is registered beside it), nor anything else warned."""
+    import gymnasium
+
+    assert pis_env.GYMNASIUM_IDS == {0: "PisYedili-v0", 1: "PisYedili-Events-v0"}
+    assert "PisYedili-v1" not in gymnasium.registry
+    for version, env_id in pis_env.GYMNASIUM_IDS.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            env = gymnasium.make(env_id, num_players=3)
+            env.reset(seed=0)
+            vec = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="sync")
+            vec.reset(seed=0)
+        assert [str(w.message) for w in caught] == []
+        assert env.unwrapped.aec.layout_version == version
+        vec.close()
+        env.close()

@@ -11,7 +11,7 @@ from agents.greedy import GreedyAgent
 from pis_env import pis_yedili_v1
 from pis_env.wrappers import SingleAgentEnv
 
-#: The single-agent view of each env version (``PisYedili-v0``, ``PisYedili-v1``).
+#: The single-agent view of each env version (``PisYedili-v0``, ``PisYedili-Events-v0``).
 SINGLE_AGENT_ENVS = {0: SingleAgentEnv, 1: pis_yedili_v1.SingleAgentEnv}
 
 

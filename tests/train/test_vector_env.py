@@ -125,7 +125,7 @@ def test_plays_the_same_games_as_the_single_agent_view(options):
     {"num_players": 3, "num_deals": 2, "observation": "dict", "skip_forced": True},
 ])
 def test_v1_plays_the_same_games_as_the_v1_single_agent_view(options):
-    """PisYedili-v1: the engine writes the v1 layout, the vectors the v1 view gives."""
+    """PisYedili-Events-v0: the engine writes the v1 layout, the vectors the v1 view gives."""
     episodes, truncated = run_reference_differential(32, seed=len(options), version=1,
                                                      **options)
     assert episodes > 20 and truncated == 0
@@ -186,7 +186,7 @@ def test_make_vec_returns_it_with_gymnasium_spaces():
 
 
 def test_make_vec_of_v1_returns_it_with_the_v1_observation_space():
-    env = gym.make_vec("PisYedili-v1", num_envs=8, vectorization_mode="vector_entry_point",
+    env = gym.make_vec("PisYedili-Events-v0", num_envs=8, vectorization_mode="vector_entry_point",
                        opponents="greedy", num_players=3, seed=0)
     assert isinstance(env, PisYediliVectorEnv) and env.core.layout_version == 1
     ref = pis_yedili_v1.SingleAgentEnv(num_players=3)
@@ -194,7 +194,7 @@ def test_make_vec_of_v1_returns_it_with_the_v1_observation_space():
     assert env.single_observation_space != SingleAgentEnv(num_players=3).observation_space
     obs, _ = env.reset(seed=0)
     assert obs.shape == (8, ref.observation_space.shape[0])
-    assert gym.make_vec("PisYedili-v1", num_envs=2, opponents="greedy").__class__ \
+    assert gym.make_vec("PisYedili-Events-v0", num_envs=2, opponents="greedy").__class__ \
         is PisYediliVectorEnv  # the id's default mode
     assert gym.make_vec("PisYedili-v0", num_envs=2).core.layout_version == 0
 

@@ -1,9 +1,9 @@
-"""The ``vector_entry_point`` of ``PisYedili-v0`` and ``PisYedili-v1``: which vector env
+"""The ``vector_entry_point`` of ``PisYedili-v0`` and ``PisYedili-Events-v0``: which vector env
 ``make_vec`` builds.
 
 ``pis_env`` registers ``"train.vector.entry:make_vector_env"`` (``make_vector_env_v1`` for
-``PisYedili-v1``: the same, the batched engine writing the v1 layout) as a string, so it never
-imports this layer (nor numba or torch). Registering a vector entry point makes it
+``PisYedili-Events-v0``: the same, the batched engine writing the v1 layout) as a string, so
+it never imports this layer (nor numba or torch). Registering a vector entry point makes it
 ``gymnasium.make_vec``'s default for the id, so this function keeps the calls that worked
 before it existed working:
 
@@ -18,7 +18,7 @@ before it existed working:
   ``SyncVectorEnv`` when the single-agent view can play the call (no opponents named),
   otherwise an ``ImportError`` that says what to install or which mode to use.
 
-This module imports gymnasium only.
+This module imports gymnasium and ``pis_env`` only.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ from typing import Any
 
 import gymnasium as gym
 
-ENV_ID = "PisYedili-v0"
+from pis_env import GYMNASIUM_IDS
+
 #: The env id of each observation layout version the batched engine writes.
-ENV_IDS = {0: ENV_ID, 1: "PisYedili-v1"}
+ENV_IDS = dict(GYMNASIUM_IDS)
+ENV_ID = ENV_IDS[0]
 #: Arguments only ``SingleAgentEnv`` takes.
 SINGLE_AGENT_ONLY = ("opponent_sampler", "render_mode", "opponent_illegal")
 #: Arguments only the batched vector env takes.
@@ -45,7 +47,7 @@ def make_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
 
 
 def make_vector_env_v1(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
-    """``num_envs`` games of ``PisYedili-v1`` (the v1 observation layout)."""
+    """``num_envs`` games of ``PisYedili-Events-v0`` (the v1 observation layout)."""
     return _make(1, num_envs, kwargs)
 
 

@@ -151,7 +151,7 @@ class LearnerBatch:
     * ``bot_factory(name) -> agent``: how agent names other than random/greedy are made
       (default ``agents.make_for_table(name, rules)``).
     * ``layout_version``: the learner's observation layout (0: ``PisYedili-v0``,
-      1: ``PisYedili-v1``). Every opponent policy is shown the layout it was built for
+      1: ``PisYedili-Events-v0``). Every opponent policy is shown the layout it was built for
       (its ``layout_version``: a ``ppo:`` file's, an agent's), so v0 and v1 networks sit
       at one table; the engine keeps the v1 public record when the learner or an opponent
       named here (``opponent``, ``opponent_mix``) reads layout 1. A layout-1 opponent

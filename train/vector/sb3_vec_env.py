@@ -79,7 +79,7 @@ class BatchedVecEnv(VecEnv):
     mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
     win_bonus=0.0, privileged=False, seed=None, bot_factory=None, layout_version=0,
     **rules_options)``: the arguments of :class:`train.vector.learner_batch.LearnerBatch`
-    (``layout_version=1``: the learner sees ``PisYedili-v1``'s observation).
+    (``layout_version=1``: the learner sees ``PisYedili-Events-v0``'s observation).
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
