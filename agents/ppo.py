@@ -30,7 +30,7 @@ import numpy as np
 from agents.base import Agent
 from pis_env import LAYOUT_VERSION, LAYOUT_VERSIONS
 from pis_env.engine import NUM_ACTIONS
-from pis_env.observation import Layout, layout_mismatch
+from pis_env.observation import Layout, deal_view_indices, layout_mismatch
 
 #: ``"format"`` of the metadata, and its version (bumped when the file layout changes).
 POLICY_FORMAT = "pis-yedili-ppo-policy"
@@ -125,6 +125,14 @@ def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str =
     if layout_version is not None and version != layout_version:
         raise PolicyLoadError(f"{source}: " + layout_mismatch(version, layout_version))
     expected = Layout.of(num_players, num_deals, version).size
+    if meta["num_players"] == num_players and meta["num_deals"] != num_deals:
+        raise PolicyLoadError(
+            f"{source} was trained for {meta['num_deals']}-deal matches (observation size "
+            f"{meta['layout_size']}); this table plays {num_deals} deal(s) (observation size "
+            f"{expected}): seat it at a {meta['num_deals']}-deal table (num_deals="
+            f"{meta['num_deals']}), or use a network trained on single deals, which plays "
+            "each deal of a match of any length"
+        )
     if meta["num_players"] != num_players or meta["num_deals"] != num_deals:
         raise PolicyLoadError(
             f"{source} was trained for {meta['num_players']} players and {meta['num_deals']} "
@@ -329,7 +337,19 @@ def load_policy(path: str | Path, num_players: int | None = None,
 
 
 class PPOAgent(Agent):
-    """A trained policy (``train/sb3/run.py``) from a ``.zip`` or weights-only ``.pt`` file."""
+    """A trained policy (``train/sb3/run.py``) from a ``.zip`` or weights-only ``.pt`` file.
+
+    A network trained on single deals (``num_deals=1``, the shipped ones) plays at a match
+    table of any length: each observation is cut down to the deal observation it was
+    trained on (``pis_env.observation.deal_view_indices``: every segment but the match's
+    ``deal`` and ``scores``), so it plays every deal of the match as the single deal it
+    knows. Why this rather than a match observation: the network's inputs stay exactly
+    those it learned, so it plays each deal as well as it plays a single deal (a match is
+    the sum of its deals' charges, and a deal-level policy that keeps its own charge low
+    is most of a good match policy); what it cannot do is play to the standing, which is
+    the match-aware search's job (``agents.match_value``). A network trained on matches
+    plays only at tables of its own deal count (anything else is a ``PolicyLoadError``
+    saying which table fits)."""
 
     name = "ppo"
     reads_later_layouts = False  # a network reads exactly the layout it was trained on
@@ -342,20 +362,33 @@ class PPOAgent(Agent):
                              'agents.make("ppo", path="models/ppo_2p.zip")')
         self.path = str(path)
         self.deterministic = deterministic
-        self.policy = load_policy(path, num_players, num_deals)
+        meta, state = read_policy(path)
+        deal_level = meta["num_deals"] == 1 and num_deals > 1
+        check_layout(meta, num_players, 1 if deal_level else num_deals, source=str(path))
+        self.policy = NumpyPolicy(meta, state)
         self.meta = self.policy.meta
         self.layout_version = int(self.meta["layout_version"])  # the table it reads
-        self.observation_size = int(self.meta["layout_size"])
+        #: The positions of the deal observation in the table's (``None``: the same).
+        self.deal_view = (deal_view_indices(num_players, num_deals, self.layout_version)
+                          if deal_level else None)
+        self.observation_size = Layout.of(num_players, num_deals, self.layout_version).size
         self._readable_sizes = {self.observation_size: self.layout_version}
+
+    def network_input(self, vector: np.ndarray) -> np.ndarray:
+        """The observation the network reads: the deal view at a match table of a
+        deal-level network, else ``vector`` itself."""
+        return vector if self.deal_view is None else np.asarray(vector)[..., self.deal_view]
 
     def act(self, observation: dict) -> int:
         self.check_observation(observation["observation"])
-        return self.policy.act(observation["observation"], observation["action_mask"],
-                               self.deterministic, self.rng)
+        return self.policy.act(self.network_input(observation["observation"]),
+                               observation["action_mask"], self.deterministic, self.rng)
 
     def probabilities(self, observation: dict) -> np.ndarray:
         """float64[58]: the policy's probabilities over the legal moves of ``observation``."""
-        return self.policy.probabilities(observation["observation"], observation["action_mask"])
+        self.check_observation(observation["observation"])
+        return self.policy.probabilities(self.network_input(observation["observation"]),
+                                         observation["action_mask"])
 
     def __repr__(self) -> str:
         return f"PPOAgent(path={self.path!r}, num_players={self.num_players})"

@@ -128,6 +128,32 @@ class Layout:
         return cls(num_players, num_deals, offsets, pos, version)
 
 
+#: The segments a match observation adds to the deal observation (``num_deals > 1``).
+MATCH_SEGMENTS = ("deal", "scores")
+
+
+@functools.lru_cache(maxsize=64)
+def deal_view_indices(num_players: int, num_deals: int,
+                      version: int = LAYOUT_VERSION) -> np.ndarray:
+    """The positions, in a match observation of ``num_deals`` deals, of the one-deal
+    observation of the same layout version: every segment but ``deal`` and ``scores``,
+    found by name in both layouts (never by fixed offsets, so a layout that moves them
+    keeps the view right). ``match_obs[deal_view_indices(...)]`` is what the same seat
+    would be shown at a one-deal table in the same position: how a network trained on
+    single deals plays each deal of a match (``agents.ppo``). Read-only."""
+    table = Layout.of(num_players, num_deals, version)
+    deal = Layout.of(num_players, 1, version)
+    parts = [np.arange(table.offsets[name].start, table.offsets[name].stop)
+             for name in deal.offsets]
+    index = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    if index.size != deal.size or any(name not in deal.offsets and name not in MATCH_SEGMENTS
+                                      for name in table.offsets):
+        raise ValueError(f"layout version {version}: the match layout is not the deal "
+                         "layout plus the match segments")
+    index.setflags(write=False)
+    return index
+
+
 def _two_masks_bits(low: int, high: int) -> np.ndarray:
     """Bits 0..63 of ``low`` then bits 0..63 of ``high`` as uint8 0/1 (one unpack call)."""
     packed = ((high << 64) | low).to_bytes(16, "little")

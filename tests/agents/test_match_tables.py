@@ -1,0 +1,102 @@
+"""Every bot at match tables: a deal-level network plays each deal of a match through the
+deal view, a match network only at its own deal count, and whole four-deal matches with
+every registered bot.
+
+The reference for "the deal observation" is a one-deal ``ObservationEncoder`` writing the
+same engine state (it has no ``deal``/``scores`` segments), not the view's own indices."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents.common.weights_file import save_weights_file
+from agents.ppo import POLICY_FORMAT, PolicyLoadError, make_metadata
+from pis_env import raw_env
+from pis_env.observation import Layout, deal_view_indices, observation_encoder
+
+
+@pytest.mark.parametrize("num_players,version", [(2, 0), (4, 0), (3, 1)])
+def test_the_deal_view_is_the_one_deal_observation(num_players, version):
+    env = raw_env(num_players=num_players, num_deals=3)
+    env.reset(seed=5)
+    match = observation_encoder(num_players, 3, version)
+    deal = observation_encoder(num_players, 1, version)
+    view = deal_view_indices(num_players, 3, version)
+    assert view.size == Layout.of(num_players, 1, version).size
+    rng = np.random.default_rng(0)
+    game, seen_deals = env.game, set()
+    while not game.match_over:
+        seen_deals.add(game.deal_index)
+        for seat in range(num_players):
+            np.testing.assert_array_equal(match.encode(game, seat)[view],
+                                          deal.encode(game, seat))
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)[
+            "action_mask"]))))
+    assert seen_deals == {0, 1, 2} and sum(game.totals) > 0  # the scores were not all 0
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_a_shipped_network_plays_each_deal_of_a_match_as_a_single_deal(num_players):
+    """At every decision of a four-deal match its move is the one the same network makes
+    at a one-deal table shown the same position."""
+    match_bot = agents.make("ppo", path=f"ppo_{num_players}p", num_players=num_players,
+                            num_deals=4)
+    deal_bot = agents.make("ppo", path=f"ppo_{num_players}p", num_players=num_players)
+    one_deal = observation_encoder(num_players, 1, deal_bot.layout_version)
+    env = raw_env(num_players=num_players, num_deals=4)
+    env.reset(seed=3)
+    game, decisions = env.game, 0
+    while not game.match_over:
+        seat = game.current
+        obs = env.observe(env.possible_agents[seat])
+        action = match_bot.act(obs)
+        alone = {"observation": one_deal.encode(game, seat), "action_mask": obs["action_mask"]}
+        assert action == deal_bot.act(alone)
+        np.testing.assert_array_equal(match_bot.probabilities(obs),
+                                      deal_bot.probabilities(alone))
+        env.step(action)
+        decisions += 1
+    assert game.deal_index == 3 and decisions > 40
+
+
+def _match_policy(tmp_path, num_deals: int = 4):
+    """A small random network trained (as its metadata says) on ``num_deals``-deal
+    matches, saved as a weights-only export."""
+    rng = np.random.default_rng(0)
+    meta = make_metadata(rules={"num_players": 2, "num_deals": num_deals},
+                         net_arch={"pi": [8], "vf": [8]}, activation="tanh",
+                         features=["obs"])
+    width = meta["input_size"]
+    state = {"mlp_extractor.policy_net.0.weight": rng.normal(size=(8, width)),
+             "mlp_extractor.policy_net.0.bias": rng.normal(size=8),
+             "action_net.weight": rng.normal(size=(58, 8)),
+             "action_net.bias": rng.normal(size=58)}
+    path = tmp_path / "match.pt"
+    save_weights_file({"format": POLICY_FORMAT, "meta": json.dumps(meta),
+                       "state_dict": {k: torch.tensor(v, dtype=torch.float32)
+                                      for k, v in state.items()}}, path)
+    return path
+
+
+def test_a_match_network_plays_at_its_own_deal_count_only(tmp_path):
+    path = _match_policy(tmp_path)
+    bot = agents.make("ppo", path=str(path), num_players=2, num_deals=4)
+    assert bot.deal_view is None
+    env = raw_env(num_players=2, num_deals=4)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][bot.act(obs)] == 1
+    for deals in (1, 3):
+        with pytest.raises(PolicyLoadError, match=r"trained for 4-deal matches.*"
+                           r"seat it at a 4-deal table \(num_deals=4\)"):
+            agents.make("ppo", path=str(path), num_players=2, num_deals=deals)
+
+
+def test_a_network_refuses_a_table_of_another_size():
+    with pytest.raises(PolicyLoadError, match="trained for 2 players"):
+        agents.make("ppo", path="ppo_2p", num_players=4, num_deals=4)
