@@ -11,7 +11,10 @@ state, which is fast). The same positions and stock orders are used for every ac
 positions. Each rollout scores the deal from the bot's seat: with the "points" reward the
 charge differential (mean charge of the others minus its own) plus ``win_bonus`` points
 per unit of win reward (the winner's +1, the loser's -1 at two players); with the "win"
-reward 100 x the win reward, with the charge differential as a tie-breaker.
+reward 100 x the win reward, with the charge differential as a tie-breaker. At a match
+table (``num_deals > 1``) a rollout is scored by its effect on the match instead: the
+expected match win rate from the standing after the deal and a model of the deals left
+(``agents.match_value``; ``match_aware=False`` keeps the deal score).
 
 It plays the action with the best mean score, but overrules the heuristic's own choice
 only when the paired difference (same positions, same stock orders) is at least
@@ -44,6 +47,7 @@ from agents.base import Agent
 from agents.belief.state_from_obs import DEFAULT_VOID_WEIGHT, ObservedPosition
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, state_action
 from agents.heuristic import table_rules as _table_rules
+from agents.match_value import match_scores, standing, state_charges
 from pis_env.cards import NUM_CARDS, cards_of, points_of
 from pis_env.engine import DRAW
 from pis_env.rules import Rules
@@ -58,30 +62,40 @@ def rollout(state, table: Table) -> None:
         state.apply(state_action(state, table))
 
 
-def deal_score(state, seat: int, reward: str = "points", win_bonus: float = 0.0) -> float:
-    """The finished (or truncated) deal's value to ``seat``, in points: the charge
-    differential (mean of the others minus its own) or, with ``reward="win"``, 100 x the
-    win reward plus the charge differential / 100 as a tie-breaker. A truncated rollout is
-    scored as if the deal had ended on hand points."""
-    n = state.num_players
-    if state.end_reason == "truncated" or state.charges is None:
-        points = [points_of(h) for h in state.hands]
-        low = min(points)
-        winners = [p == low for p in points]
-        charges = [0 if w else p for p, w in zip(points, winners)]
-    else:
-        charges, winners = state.charges, state.winners
-    diff = (sum(charges) - charges[seat]) / (n - 1) - charges[seat]
-    if reward == "points" and not win_bonus:
-        return float(diff)
-    k = sum(winners)
-    if k in (0, n):
-        win = 0.0
-    else:
-        win = 1.0 / k if winners[seat] else -1.0 / (n - k)
+def scores_of(charges: np.ndarray, winners: np.ndarray, points: np.ndarray,
+              truncated: np.ndarray, reward: str, win_bonus: float) -> np.ndarray:
+    """The value of finished (or truncated) deals to seat 0 of every row, in points: the
+    charge differential (mean of the others minus its own) plus ``win_bonus`` x the win
+    reward or, with ``reward="win"``, 100 x the win reward plus the charge differential /
+    100 as a tie-breaker. A truncated deal is scored as if it had ended on hand points.
+    The one statement of a rollout's score: ``deal_score`` and ``agents.search`` use it."""
+    charges = charges.astype(np.float64)
+    winners = winners.astype(bool)
+    if truncated.any():
+        low = points[truncated].min(axis=1, keepdims=True)
+        winners[truncated] = points[truncated] == low
+        charges[truncated] = np.where(winners[truncated], 0, points[truncated])
+    n = charges.shape[1]
+    diff = (charges.sum(axis=1) - charges[:, 0]) / (n - 1) - charges[:, 0]
+    k = winners.sum(axis=1)
+    split = (k > 0) & (k < n)
+    win = np.where(winners[:, 0], 1.0 / np.maximum(k, 1), -1.0 / np.maximum(n - k, 1))
+    win = np.where(split, win, 0.0)
     if reward == "points":
         return diff + win_bonus * win
     return 100.0 * win + diff / 100.0
+
+
+def deal_score(state, seat: int, reward: str = "points", win_bonus: float = 0.0) -> float:
+    """:func:`scores_of` for one engine state from ``seat``'s side."""
+    order = [(seat + i) % state.num_players for i in range(state.num_players)]
+    truncated = state.end_reason == "truncated" or state.charges is None
+    charges = np.zeros(state.num_players) if truncated else np.asarray(state.charges)[order]
+    winners = (np.zeros(state.num_players, bool) if truncated
+               else np.asarray(state.winners, bool)[order])
+    points = np.array([points_of(state.hands[p]) for p in order])
+    return float(scores_of(charges[None], winners[None], points[None],
+                           np.array([truncated]), reward, win_bonus)[0])
 
 
 class BeliefTracker:
@@ -217,7 +231,8 @@ class MonteCarloAgent(Agent):
     (relative to 1) an opponent is dealt a card of a suit it drew on (``None`` or 1 =
     ignore the hints).
     ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``).
-    ``confidence`` and ``win_bonus``: see the module docstring."""
+    ``confidence`` and ``win_bonus``: see the module docstring; ``match_aware``: at a
+    match table score rollouts by the match (default) rather than by the deal."""
 
     name = "mc"
 
@@ -227,13 +242,16 @@ class MonteCarloAgent(Agent):
                  void_weight: float | None = DEFAULT_VOID_WEIGHT, horizon: int | None = None,
                  confidence: float = 1.5, win_bonus: float = 100.0, track: bool = True,
                  particles: int | None = None, track_attempts: int | None = None,
-                 **options):
+                 match_aware: bool = True, **options):
         super().__init__(num_players, num_deals, seed)
         for name, value in (("samples", samples), ("rollouts", rollouts)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r}: must be an int >= 1")
         self.samples = samples
         self.rollouts = rollouts
+        #: Score rollouts by the match (``agents.match_value``) at a match table.
+        self.match_aware = bool(match_aware)
+        self._match: tuple[int, list[int]] | None = None
         self.rules = _table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
         self.void_weight = void_weight
@@ -281,6 +299,7 @@ class MonteCarloAgent(Agent):
             action = legal.bit_length() - 1
         else:
             fallback = decoded_action(decoded, legal, self.table)
+            self._match = standing(decoded, self.num_deals) if self.match_aware else None
             actions, scores = self._scores(position, particles, legal)
             means = scores.mean(axis=0)
             self.last_values = {a: float(m) for a, m in zip(actions, means)}
@@ -299,6 +318,7 @@ class MonteCarloAgent(Agent):
         """Mean rollout score of each legal action (from ``decode_observation``'s dict),
         without touching the bot's memory of the deal."""
         position = ObservedPosition(decoded, self._search_rules, void_weight=self.void_weight)
+        self._match = standing(decoded, self.num_deals) if self.match_aware else None
         actions, scores = self._scores(position, None, legal)
         return {a: float(m) for a, m in zip(actions, scores.mean(axis=0))}
 
@@ -310,6 +330,9 @@ class MonteCarloAgent(Agent):
         table = self._search_table
         reward = self.rules.reward
         scores = np.empty((self.samples * self.rollouts, len(actions)))
+        match = self._match
+        if match is not None:
+            settled = np.empty((*scores.shape, self.num_players), np.int64)
         row = 0
         rng = self.rng
         reshuffle = self.rules.empty_stock == "reshuffle"
@@ -332,8 +355,14 @@ class MonteCarloAgent(Agent):
                     state.stock = stock.copy()
                     state.apply(action)
                     rollout(state, table)
-                    scores[row, i] = deal_score(state, 0, reward, self.win_bonus)
+                    if match is None:
+                        scores[row, i] = deal_score(state, 0, reward, self.win_bonus)
+                    else:
+                        settled[row, i] = state_charges(state)
                 row += 1
+        if match is not None:
+            scores = match_scores(settled.reshape(-1, self.num_players), match[1], match[0],
+                                  self.num_deals).reshape(scores.shape)
         return actions, scores
 
 
@@ -356,4 +385,5 @@ def choose_action(actions: list[int], scores: np.ndarray, fallback: int,
     return actions[best] if diff.mean() > confidence * se else fallback
 
 
-__all__ = ["DEFAULT_HORIZON", "MonteCarloAgent", "choose_action", "deal_score", "rollout"]
+__all__ = ["DEFAULT_HORIZON", "MonteCarloAgent", "choose_action", "deal_score", "rollout",
+           "scores_of"]

@@ -30,7 +30,10 @@ than one legal action the bot
    ``"mixed"``: the searching seat's moves are the network's, the other seats' the
    heuristic's;
 4. plays the action with the best mean score (``agents.mc.deal_score``: the charge
-   differential plus ``win_bonus`` points per unit of win reward), unless it beats the
+   differential plus ``win_bonus`` points per unit of win reward; at a match table,
+   ``num_deals > 1``, the rollout's effect on the match instead: its expected match win
+   rate from the standing after the deal and a model of the deals left,
+   ``agents.match_value``; ``match_aware=False`` keeps the deal score), unless it beats the
    heuristic's own choice by less than ``confidence`` standard errors of the paired
    difference (``agents.mc.choose_action``): rollouts are noisy.
 
@@ -59,7 +62,8 @@ from agents.belief.tracker import (
     uniform_belief,
 )
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
-from agents.mc import DEFAULT_HORIZON, choose_action
+from agents.match_value import match_scores, settled_charges, standing
+from agents.mc import DEFAULT_HORIZON, choose_action, scores_of
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
 from pis_env.rules import Rules
@@ -160,27 +164,6 @@ class BatchedRollouts:
         return moves
 
 
-def scores_of(charges: np.ndarray, winners: np.ndarray, points: np.ndarray,
-              truncated: np.ndarray, reward: str, win_bonus: float) -> np.ndarray:
-    """``agents.mc.deal_score`` for seat 0 of every row, vectorized: a truncated deal
-    is scored as if it had ended on hand points."""
-    charges = charges.astype(np.float64)
-    winners = winners.astype(bool)
-    if truncated.any():
-        low = points[truncated].min(axis=1, keepdims=True)
-        winners[truncated] = points[truncated] == low
-        charges[truncated] = np.where(winners[truncated], 0, points[truncated])
-    n = charges.shape[1]
-    diff = (charges.sum(axis=1) - charges[:, 0]) / (n - 1) - charges[:, 0]
-    k = winners.sum(axis=1)
-    split = (k > 0) & (k < n)
-    win = np.where(winners[:, 0], 1.0 / np.maximum(k, 1), -1.0 / np.maximum(n - k, 1))
-    win = np.where(split, win, 0.0)
-    if reward == "points":
-        return diff + win_bonus * win
-    return 100.0 * win + diff / 100.0
-
-
 class SearchAgent(Agent):
     """Belief-guided determinized search; see the module docstring.
 
@@ -195,7 +178,8 @@ class SearchAgent(Agent):
     ``"heuristic"`` (default: every seat), ``"network"`` (every seat plays the PPO policy
     file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal
     actions) or ``"mixed"`` (the searching seat the network, the others the heuristic);
-    a policy file for another table size is a ``ValueError``."""
+    a policy file for another table size is a ``ValueError``; ``match_aware``: at a match
+    table score rollouts by the match (default) rather than by the deal."""
 
     name = "search"
 
@@ -206,7 +190,7 @@ class SearchAgent(Agent):
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  particles: int | None = None, opponent_model=None, moves: int | None = None,
-                 **options):
+                 match_aware: bool = True, **options):
         if determinize == "particles":
             # Asks for the v1 observation (its exact public events) where the table offers
             # every seat its own layout (the tournament, the browser table); reads v0 too.
@@ -231,6 +215,8 @@ class SearchAgent(Agent):
         self.determinize = determinize
         self.confidence = float(confidence)
         self.win_bonus = float(win_bonus)
+        #: Score rollouts by the match (``agents.match_value``) at a match table.
+        self.match_aware = bool(match_aware)
         self.rules = table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
         if horizon is None and self.rules.empty_stock == "reshuffle":
@@ -339,8 +325,14 @@ class SearchAgent(Agent):
         with _torch_threads(1 if self._network is not None else None):
             charges, winners, points, truncated = self._engine.run(
                 template, hands, stocks, actions, seeds)
-        scores = scores_of(charges, winners, points, truncated, self.rules.reward,
-                           self.win_bonus).reshape(count, len(actions))
+        match = standing(decoded, self.num_deals) if self.match_aware else None
+        if match is None:
+            scores = scores_of(charges, winners, points, truncated, self.rules.reward,
+                               self.win_bonus)
+        else:
+            scores = match_scores(settled_charges(charges, winners, points, truncated),
+                                  match[1], match[0], self.num_deals)
+        scores = scores.reshape(count, len(actions))
         self.last_rollouts = scores.size
         self.last_values = {a: float(v) for a, v in zip(actions, scores.mean(axis=0))}
         fallback = decoded_action(decoded, legal, self.table)
@@ -408,7 +400,7 @@ def main(argv=None) -> int:
 
 
 __all__ = ["DEFAULT_ROLLOUTS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
-           "BatchedRollouts", "SearchAgent", "rollout_network", "scores_of"]
+           "BatchedRollouts", "SearchAgent", "rollout_network"]
 
 
 if __name__ == "__main__":

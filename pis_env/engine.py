@@ -72,6 +72,13 @@ class ChanceError(ValueError):
     half applied: the state is no longer usable."""
 
 
+def refill_size(reshuffle: bool, pile_size: int) -> int:
+    """Cards the stock gets back when it runs dry: the pile under its top card, when the
+    variant reshuffles and the pile has more than its top; 0 ends the deal. The one
+    statement of the rule in Python (``GameState`` and ``pis_env.events.DealReplay``)."""
+    return pile_size - 1 if reshuffle and pile_size >= 2 else 0
+
+
 def action_name(action: int) -> str:
     """A short human name for an action id: ``"7C"``, ``"nominate hearts"``, ``"draw"``."""
     if 0 <= action < NUM_CARDS:
@@ -536,7 +543,7 @@ class GameState:
         return True
 
     def _refill_stock(self) -> bool:
-        if not self._reshuffle or len(self.pile) < 2:
+        if not refill_size(self._reshuffle, len(self.pile)):
             return False
         top = self.pile.pop()
         rest = self.pile
@@ -659,6 +666,7 @@ class GameState:
         state.stock = shuffled[pos:]
         state._decks_left = []
         state._scripted = None
+        state._legal = None  # the mask cached by the copy was of the hand it replaced
         return state
 
     def card_count(self) -> int:

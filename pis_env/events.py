@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from .actions import DRAW, NOMINATE_BASE, PASS
 from .cards import CARDS_PER_HAND, CLUBS, JACK, NUM_CARDS, SEVEN
+from .engine import refill_size
 
 PENALTY = 58
 NEW_DEAL = 59
@@ -113,11 +114,11 @@ class DealReplay:
         for taken in range(1, count + 1):
             self.stock -= 1
             if not self.stock:
-                if self._reshuffle and self.pile >= 2:
-                    self.stock, self.pile = self.pile - 1, 1
-                else:
+                self.stock = refill_size(self._reshuffle, self.pile)
+                if not self.stock:
                     self.over = True
                     return taken
+                self.pile = 1
         return count
 
     def step(self, p: int, action: int) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents import make
-from agents.search import scores_of
+from agents.mc import scores_of
 from pis_env import pis_yedili_v1, raw_env
 
 
@@ -86,7 +86,7 @@ def test_bad_arguments():
 
 
 def test_scores_match_mc():
-    """The vectorized score is agents.mc.deal_score's: charge differential plus the win
+    """The vectorized score: charge differential plus the win
     bonus, truncated rows scored on hand points."""
     charges = np.array([[0, 30], [12, 0], [0, 0]])
     winners = np.array([[1, 0], [0, 1], [0, 0]])

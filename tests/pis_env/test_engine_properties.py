@@ -222,3 +222,24 @@ def test_determinize_keeps_what_the_observer_sees(seed, observer_pick, n, steps,
     if not state.deal_over:
         assert det.current == state.current and det.phase == state.phase
         assert set(det.legal_actions()) == ref.legal_actions(det)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 7), steps=st.integers(0, 60),
+       offset=st.integers(1, 6), play_seed=st.integers(0, 2**32 - 1))
+def test_determinize_after_a_cached_mask(seed, n, steps, offset, play_seed):
+    """A position whose legal mask was already computed, determinized for a seat that is
+    not the player to move: the clone's mask is that of its own (redealt) hand."""
+    rnd = random.Random(play_seed)
+    state = GameState(Rules(num_players=n), seed=seed)
+    for _ in range(steps):
+        if state.deal_over:
+            break
+        state.apply(rnd.choice(state.legal_actions()))
+    if state.deal_over:
+        return
+    state.legal_mask()  # cached on the state, then copied by determinize
+    observer = (state.current + 1 + offset % (n - 1)) % n
+    assert observer != state.current
+    det = state.determinize(observer, np.random.default_rng(seed))
+    assert set(det.legal_actions()) == ref.legal_actions(det)
