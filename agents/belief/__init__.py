@@ -26,7 +26,8 @@ _LAZY = {
     "ParticleBelief": "particles",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = ["DEFAULT_MODEL", "HeuristicModel", "MixtureModel", "NetworkModel",
+           "ParticleBelief", "UniformModel", "opponent_model"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,272 @@
+"""The plan of the house: the import graph has no circles, the rooms keep their size, no
+attribute shadows a module, and every module path written as a string resolves.
+
+The graph is read from the source (every ``import``, also inside functions, and
+``importlib.import_module`` with a constant), between the project's own modules, so an
+import that only runs on some path counts too. Strings that name code (the README, the
+docs, the notebooks, the configs, ``pyproject.toml``, the registries) are checked against
+the files, since no import ever reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pkgutil
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("pis_env", "agents", "train")
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the project's packages: dotted name -> file."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules that ``name`` (at ``path``) imports, anywhere in its code."""
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    targets: set[str] = set()
+
+    def add(dotted: str, names: list[str] = ()) -> None:
+        for sub in names:  # ``from a.b import c``: the module a.b.c if there is one
+            if f"{dotted}.{sub}" in modules:
+                targets.add(f"{dotted}.{sub}")
+                continue
+            if dotted in modules:
+                targets.add(dotted)
+        if not names and dotted in modules:
+            targets.add(dotted)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                dotted = ".".join(base + ([node.module] if node.module else []))
+            else:
+                dotted = node.module or ""
+            add(dotted, [alias.name for alias in node.names])
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            add(node.args[0].value)
+    targets.discard(name)
+    return targets
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_sees_a_circle_through_a_function_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    modules = module_files()
+    # train.rllib.pretrain imports the config at the top: were the config to import the
+    # pretraining inside a function, the two would be a circle
+    assert "train.rllib.config" in imports_of("train.rllib.pretrain",
+                                              modules["train.rllib.pretrain"], modules)
+
+
+def test_train_holds_at_most_twelve_modules_directly():
+    direct = sorted(p.name for p in (ROOT / "train").glob("*.py"))
+    assert len(direct) <= 12, direct
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_submodule_is_its_package_attribute(package):
+    """``import pis_env.X as m`` gives the module X: no function or other name of the
+    package shadows a submodule."""
+    top = importlib.import_module(package)
+    for info in pkgutil.walk_packages(top.__path__, f"{package}.", onerror=lambda _: None):
+        parent_name, _, child = info.name.rpartition(".")
+        if child == "__main__":
+            continue  # runs its command when imported
+        if info.name.startswith(("train.rllib", "agents.tournament.ray_backend")):
+            continue  # Ray and RLlib: their own virtualenv (tests_rllib checks them there)
+        try:
+            module = importlib.import_module(info.name)
+        except ModuleNotFoundError as e:  # an optional extra's library, not our code
+            assert e.name.split(".")[0] not in PACKAGES, (info.name, e)
+            continue
+        parent = importlib.import_module(parent_name)
+        assert getattr(parent, child) is module, f"{parent_name}.{child} is shadowed"
+
+
+# ---------------------------------------------------------------------- paths as strings
+DOTTED = re.compile(r"(?<![\w./-])((?:pis_env|agents|train|benchmarks|scripts)(?:\.\w+)+)")
+SLASHED = re.compile(r"(?<![\w./-])((?:pis_env|agents|train|benchmarks|scripts|configs|models"
+                     r"|tests|notebooks|docs)/[\w./-]*\w)")
+
+
+def text_sources() -> list[Path]:
+    """Where users read code paths: the README, the architecture, the docs (not the
+    changelogs, which name old paths on purpose), the notebooks, the configs."""
+    paths = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "RULES.md",
+             ROOT / "Makefile", ROOT / "mkdocs.yml", ROOT / "models" / "README.md"]
+    paths += sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name != "changelog.md")
+    paths += sorted((ROOT / "notebooks").glob("*.ipynb"))
+    paths += sorted((ROOT / "configs").rglob("*.yaml"))
+    return [p for p in paths if p.exists()]
+
+
+def top_level_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    body = list(tree.body)
+    for node in body:  # top-level ``if`` and ``try`` blocks define module names too
+        if isinstance(node, ast.If):
+            body += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            body += node.body + node.orelse + [n for h in node.handlers for n in h.body]
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        if (isinstance(node, ast.Assign) and any(getattr(x, "id", "") == "__all__"
+                                                 for x in node.targets)
+                and isinstance(node.value, (ast.List, ast.Tuple))):
+            names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return names
+
+
+def module_path(dotted: str) -> Path | None:
+    base = ROOT / Path(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def unresolved_dotted(name: str) -> str | None:
+    """``a.b.c.d``: the longest prefix that is a module, then a name defined in it."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        path = module_path(".".join(parts[:cut]))
+        if path is None:
+            continue
+        if cut == len(parts) or parts[cut] in top_level_names(path) or parts[cut] == "py":
+            return None
+        return f"{name}: {'.'.join(parts[:cut])} defines no {parts[cut]!r}"
+    return f"{name}: no such module"
+
+
+def strings_in(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+    return text
+
+
+def test_every_code_path_in_the_docs_resolves():
+    bad = []
+    for path in text_sources():
+        text = strings_in(path)
+        for name in set(DOTTED.findall(text)):
+            problem = unresolved_dotted(name.rstrip("."))
+            if problem:
+                bad.append(f"{path.relative_to(ROOT)}: {problem}")
+        for rel in set(SLASHED.findall(text)):
+            if "." not in rel.rsplit("/", 1)[-1] or re.search(r"[A-Z*{]|_$|_\.", rel):
+                continue  # a folder or a logged name (train/entropy_loss), a placeholder
+            if not (ROOT / rel).exists():
+                bad.append(f"{path.relative_to(ROOT)}: {rel} does not exist")
+    assert bad == []
+
+
+def test_entry_points_and_registrations_resolve():
+    """pyproject's scripts, mypy's module list and package data, the gymnasium and
+    PettingZoo entry points and the bots' registry name real modules and attributes."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    targets = list(meta["project"]["scripts"].values())
+    mypy = meta["tool"]["mypy"]
+    bad = [m for m in mypy["packages"] + mypy["modules"] if module_path(m) is None]
+    bad += [pkg for pkg in meta["tool"]["setuptools"]["package-data"]
+            if not pkg.startswith("pis_yedili_") and module_path(pkg) is None]
+    import gymnasium
+    import pettingzoo
+
+    import agents
+    import pis_env
+
+    for env_id in [k for k in gymnasium.registry if k.startswith("PisYedili")]:
+        spec = gymnasium.spec(env_id)
+        targets += [spec.entry_point] + ([spec.vector_entry_point]
+                                         if spec.vector_entry_point else [])
+    targets.append(pettingzoo.spec("aec", pis_env.PETTINGZOO_ID).entry_point)
+    targets += list(agents.REGISTRY.values())
+    for target in targets:
+        module, _, attr = target.partition(":")
+        path = module_path(module)
+        if path is None or attr.split(".")[0] not in top_level_names(path):
+            bad.append(target)
+    assert bad == []
+
+
+def test_the_path_checker_finds_a_moved_module():
+    assert unresolved_dotted("train.vector.learner_batch.LearnerBatch") is None
+    assert unresolved_dotted("train.learner_batch") is not None
+    assert unresolved_dotted("train.vector.learner_batch.NoSuchThing") is not None
