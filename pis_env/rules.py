@@ -115,13 +115,14 @@ class Rules:
         print it as is."""
         import yaml
 
-        from .shipped import resolve
+        from .shipped import resolve, shipped_names
 
         try:
             with open(resolve(path, "rules"), encoding="utf-8") as f:
                 data = yaml.safe_load(f) or {}
         except FileNotFoundError:
-            raise ValueError(f"{path}: rules file not found") from None
+            raise ValueError(f"{path}: rules file not found (shipped rules: "
+                             f"{', '.join(shipped_names('rules'))})") from None
         except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"{path}: cannot read the rules file: {e}") from None
         except yaml.YAMLError as e:

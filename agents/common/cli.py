@@ -88,6 +88,23 @@ def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
     return out
 
 
+def program_name(default: str) -> str:
+    """The program name a CLI's usage and error lines start with: the installed command
+    when run as one (``pis-tournament``, ``pis-train``: ``sys.argv[0]``'s name), else
+    ``default``, how the module is run from a checkout (``python -m agents.tournament``)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return name if name.startswith("pis-") else default
+
+
+def add_working_directory() -> None:
+    """Put the working directory first on ``sys.path`` when it is not there, as
+    ``python -m`` does: an installed command (``pis-tournament``) then imports a
+    ``module:Class`` bot from the folder it runs in, like ``python -m agents.tournament``."""
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def error_exit(prog: str, message: str) -> int:
     """Print ``prog: error: message`` on one line to stderr (argparse's style) and return
     the exit code of a usage error, 2."""
@@ -96,5 +113,5 @@ def error_exit(prog: str, message: str) -> int:
     return 2
 
 
-__all__ = ["check_out_dir", "error_exit", "parse_options", "positive_int", "read_rules",
-           "yaml_error_text"]
+__all__ = ["add_working_directory", "check_out_dir", "error_exit", "parse_options",
+           "positive_int", "program_name", "read_rules", "yaml_error_text"]

@@ -9,14 +9,22 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.common.cli import check_out_dir, error_exit, parse_options, positive_int, read_rules
+from agents.common.cli import (
+    add_working_directory,
+    check_out_dir,
+    error_exit,
+    parse_options,
+    positive_int,
+    program_name,
+    read_rules,
+)
 from agents.tournament.driver import run_tournament
 from agents.tournament.record import record_games
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m agents.tournament",
+        prog=program_name("python -m agents.tournament"),
         description="Duplicate-deal tournament between Pis Yedili bots.",
         epilog="Agent specs: a registered name (random, greedy, heuristic, held_out, mc, search, "
         "ppo:PATH), or module:Class; append ?key=value&... for keyword arguments. Two "
@@ -59,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    add_working_directory()  # module:Class from this folder, under pis-tournament as well
     try:
         from pis_env import Rules
 

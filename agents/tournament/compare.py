@@ -21,6 +21,7 @@ import argparse
 import csv
 from collections.abc import Sequence
 
+from agents.common.cli import program_name
 from agents.tournament.stats import mean_ci
 
 
@@ -54,7 +55,7 @@ def paired_difference(deals_a: str, deals_b: str, prefix: str = "search") -> tup
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m agents.tournament compare",
+        prog=program_name("python -m agents.tournament") + " compare",
         description="The paired difference in win rate of one agent between two "
         "tournaments on the same duplicate deals (same --seed).")
     p.add_argument("deals", nargs=2, metavar="DEALS_CSV",

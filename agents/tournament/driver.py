@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from agents.tournament.deals import make_tables, resolve_rules, rotations
+from agents.tournament.matches import build_seat
 from agents.tournament.progress import progress_bar
 from agents.tournament.results import TournamentResult, summarize
-from agents.tournament.specs import agent_labels, build_agent
+from agents.tournament.specs import agent_labels, build_agent, spec_text
 from agents.tournament.worker import (
     WORKER_STATE,
     TableResult,
@@ -27,7 +28,7 @@ CHUNK_DEALS = 25
 
 
 def run_tournament(
-    agents: Sequence[str],
+    agents: Sequence[Any],
     num_players: int | None = None,
     deals: int = 1000,
     seed: int = 0,
@@ -42,10 +43,15 @@ def run_tournament(
 
     Args:
         agents: agent spec strings (``"heuristic"``, ``"ppo:models/x.zip"``,
-            ``"mypkg.bots:MyBot"``, ``"mc?samples=8"``). May be empty when ``tables``
-            names them.
+            ``"mypkg.bots:MyBot"``, ``"mc?samples=8"``), agent classes (built as
+            ``Class(num_players=n, seed=s)``) or agent instances (a fresh copy for every
+            seat and deal, reseeded with ``reset(seed=...)``; the copies must be
+            picklable with ``backend="ray"``). A class or instance is labelled
+            ``module:Class``. May be empty when ``tables`` names them.
         num_players: seats per table; default the rules' ``num_players`` (2 by default).
         deals: distinct decks; each is played under every seat rotation at every table.
+            With the rules' ``num_deals > 1``, distinct matches of that many stacked decks
+            (the match mode, ``agents.tournament.matches``).
         seed: a non-negative int; the same seed gives the same results.
         rules: rules options (dict), a ``pis_env.Rules``, or a rules YAML path.
         workers: processes, an int >= 1 (default ``None``: every core); 1 plays in this
@@ -70,30 +76,38 @@ def run_tournament(
     check_backend(backend, address)
     rules_dict = resolve_rules(rules, num_players)
     n = rules_dict["num_players"]
-    specs_list = [str(a).strip() for a in agents]
-    if not specs_list and tables:
+    if isinstance(agents, (str, type)) or hasattr(agents, "act"):
+        agents = [agents]  # one entry, not a sequence of them
+    entries = [a.strip() if isinstance(a, str) else a for a in agents]
+    if not entries and tables:
         for lineup in tables:
             for a in lineup:
-                if a not in specs_list:
-                    specs_list.append(a)
+                if a not in entries:
+                    entries.append(a)
+    specs_list = [spec_text(a) for a in entries]
     labels = agent_labels(specs_list)
     specs = dict(zip(labels, specs_list))
-    for s in dict.fromkeys(specs_list):  # fail early, in this process, on a bad spec
+    built: dict[str, Any] = dict(zip(labels, entries))  # what the workers build agents from
+    checked: list[Any] = []
+    for s, entry in zip(specs_list, entries):  # fail early, in this process, on a bad spec
+        if any(entry is c for c in checked):
+            continue
+        checked.append(entry)
         try:
-            build_agent(s, n, None)
+            build_seat(entry, n, None, rules_dict.get(\"num_deals\", 1))
         except (ValueError, TypeError, ImportError) as e:
             raise ValueError(f"agent spec {s!r}: {e}") from e
     if tables:
         lineups = []
         for lineup in tables:
-            lineup = [_resolve_label(str(a).strip(), labels, specs_list) for a in lineup]
+            lineup = [_resolve_label(spec_text(a), labels, specs_list) for a in lineup]
             if len(lineup) != n:
                 raise ValueError(f"table {lineup} has {len(lineup)} seats, expected {n}")
             lineups.append(lineup)
     else:
         lineups = make_tables(labels, n)
     seatings = [rotations(lineup) for lineup in lineups]
-    config = {"rules": rules_dict, "seed": seed, "seatings": seatings, "specs": specs}
+    config = {"rules": rules_dict, "seed": seed, "seatings": seatings, "specs": built}
 
     session = None
     if backend == "ray":  # connected before the clock starts: ray.init is not play time

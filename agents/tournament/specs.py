@@ -1,9 +1,11 @@
 """Agent specs: ``"heuristic"``, ``"ppo:PATH"``, ``"pkg.mod:Class"``, each with optional
-``?key=value`` arguments, built into agents for a table."""
+``?key=value`` arguments, built into agents for a table; in Python also an agent class
+(built as ``Class(num_players=n, seed=s)``) or an agent instance (a fresh copy of it for
+every seat and deal, reseeded with ``reset(seed=...)``)."""
 
 from __future__ import annotations
 
-import importlib
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,25 +32,50 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return base, kwargs
 
 
-def spec_kind(spec: str) -> str:
+def spec_text(entry: Any) -> str:
+    """The spec string that stands for an entry of ``run_tournament(agents)``: a string
+    itself (stripped); ``"module:Class"`` for an agent class or instance."""
+    if isinstance(entry, str):
+        return entry.strip()
+    cls = entry if isinstance(entry, type) else type(entry)
+    if not isinstance(entry, type) and not callable(getattr(entry, "act", None)):
+        raise TypeError(f"an agent must be a spec string, an agent class or an object with "
+                        f"act(observation), got {entry!r}")
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def spec_kind(spec: Any) -> str:
+    if not isinstance(spec, str):
+        return "class" if isinstance(spec, type) else "instance"
     base, _ = parse_spec(spec)
     return base.split(":", 1)[0] if base.startswith("ppo:") else base
 
 
-def build_agent(spec: str, num_players: int, seed: int | None):
-    """An agent from a spec string (see the module docstring), seated at ``num_players``."""
-    from agents import REGISTRY, make
+def build_agent(spec: Any, num_players: int, seed: int | None):
+    """An agent from a spec (see the module docstring), seated at ``num_players``."""
+    from agents import make
 
+    if isinstance(spec, type):
+        return spec(num_players=num_players, seed=seed)
+    if not isinstance(spec, str):
+        return _copy_of(spec, num_players, seed)
     base, kwargs = parse_spec(spec)
-    head = base.split(":", 1)[0]
-    if ":" in base and head not in REGISTRY:
-        module_name, _, class_name = base.partition(":")
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"agent spec {spec!r}: cannot load {base!r}: {e}") from e
-        return cls(num_players=num_players, seed=seed, **kwargs)
     return make(base, num_players=num_players, seed=seed, **kwargs)
+
+
+def _copy_of(agent: Any, num_players: int, seed: int | None):
+    """A fresh copy of an agent instance for one seat, reseeded (the protocol's one
+    seeding path), so that copies at one table share no state and results depend only on
+    the tournament's seed."""
+    from pis_env.wrappers import reset_opponent
+
+    seats = getattr(agent, "num_players", num_players)
+    if seats != num_players:
+        raise ValueError(f"{agent!r} was built for {seats} players; this table has "
+                         f"{num_players}")
+    fresh = copy.deepcopy(agent)
+    reset_opponent(fresh, seed)
+    return fresh
 
 
 def agent_labels(specs: Sequence[str]) -> list[str]:

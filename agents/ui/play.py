@@ -261,7 +261,9 @@ def _announce_deal(game: GameState, names: Sequence[str], output) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.ui.play",
+    from agents.common.cli import program_name
+
+    p = argparse.ArgumentParser(prog=program_name("python -m agents.ui.play"),
                                 description="Play Pis Yedili against bots in the terminal.")
     p.add_argument("--opponents", default="heuristic",
                    help="comma-separated bots (random, greedy, heuristic, held_out, mc, "

@@ -208,9 +208,10 @@ def test_malformed_yaml_is_a_one_line_error_with_file_and_line(tmp_path, text, l
     assert "\n" not in str(info.value)
 
 
-def test_missing_rules_file_is_a_value_error_naming_it(tmp_path):
+def test_missing_rules_file_is_a_value_error_naming_it_and_the_shipped_ones(tmp_path):
     path = tmp_path / "nowhere.yaml"
-    with pytest.raises(ValueError, match=rf"^{path}: rules file not found$"):
+    with pytest.raises(ValueError, match=rf"^{path}: rules file not found \(shipped rules: "
+                       r"big_table, .*strict\)$"):
         Rules.from_yaml(path)
 
 

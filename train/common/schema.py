@@ -308,7 +308,8 @@ class Schema:
         checked, path keys made relative to the file when the file is there)."""
         p = find_file(path)
         if not p.exists():
-            raise ConfigError(f"config file not found: {path}")
+            raise ConfigError(f"config file not found: {path} (shipped configs: "
+                              f"{', '.join(shipped.shipped_names('config'))})")
         if p.resolve() in _seen:
             raise ConfigError(f"{p}: 'extends' loops back to itself")
         try:

@@ -536,10 +536,10 @@ def _raise_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.common.cli import error_exit
+    from agents.common.cli import error_exit, program_name
 
     parser = argparse.ArgumentParser(
-        prog="python train/ppo.py",
+        prog=program_name("python train/ppo.py"),
         description="Train a MaskablePPO agent for Pis Yedili against a league of bots and "
                     "snapshots of itself.",
         epilog="Overrides are key=value (YAML values), e.g. total_timesteps=200000 "
