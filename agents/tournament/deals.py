@@ -1,5 +1,6 @@
 """The duplicate-deal schedule: tables, seat rotations, and the seeds of every deck, dealer
-and agent (results depend only on the tournament seed), and the rules of the table."""
+and agent (results depend only on the tournament seed), and the rules of the table (the
+stacked decks of a match: ``agents.tournament.matches``)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def env_seed(seed: int, deal: int) -> int:
 def resolve_rules(
     rules: dict | Any | str | Path | None, num_players: int | None
 ) -> dict[str, Any]:
-    """Validated rules options (a dict) for single-deal tournament tables."""
+    """Validated rules options (a dict) of the tournament's tables; ``num_deals > 1`` is
+    the match mode (``agents.tournament.matches``)."""
     from pis_env import Rules
 
     if rules is None:
@@ -74,9 +76,4 @@ def resolve_rules(
                 f"num_players={num_players} conflicts with the rules' num_players={given_players}"
             )
         r = r.replace(num_players=num_players)
-    if r.num_deals != 1:
-        raise ValueError(
-            f"a tournament plays single deals (num_deals=1), got num_deals={r.num_deals}; "
-            "use the deals count instead"
-        )
     return r.to_dict()

@@ -14,7 +14,7 @@ from agents.tournament.deals import make_tables, resolve_rules, rotations
 from agents.tournament.matches import build_seat
 from agents.tournament.progress import progress_bar
 from agents.tournament.results import TournamentResult, summarize
-from agents.tournament.specs import agent_labels, build_agent, spec_text
+from agents.tournament.specs import agent_labels, spec_text
 from agents.tournament.worker import (
     WORKER_STATE,
     TableResult,
@@ -94,7 +94,7 @@ def run_tournament(
             continue
         checked.append(entry)
         try:
-            build_seat(entry, n, None, rules_dict.get(\"num_deals\", 1))
+            build_seat(entry, n, None, rules_dict.get("num_deals", 1))
         except (ValueError, TypeError, ImportError) as e:
             raise ValueError(f"agent spec {s!r}: {e}") from e
     if tables:

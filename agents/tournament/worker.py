@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from agents.tournament.deals import agent_seed, deal_setup, env_seed
-from agents.tournament.specs import build_agent, spec_kind
+from agents.tournament.matches import build_seat, match_setup, play_match
+from agents.tournament.specs import spec_kind
 
 #: End reasons, as stored in ``TableResult.reasons``.
 REASONS = ("going_out", "empty_stock", "illegal", "truncated")
@@ -20,7 +21,9 @@ _CACHED_KINDS = ("ppo",)
 
 @dataclass
 class TableResult:
-    """Raw results of one table: arrays indexed ``[deal, rotation, seat]``."""
+    """Raw results of one table: arrays indexed ``[deal, rotation, seat]``. In match mode
+    (``agents.tournament.matches``) the index is the match's, ``charges`` the match
+    totals, ``winners`` the match winners and ``decisions`` the match's moves."""
 
     lineup: list[str]
     seating: list[list[str]]  # seating[rotation][seat] -> agent label
@@ -58,15 +61,16 @@ def init_worker(config: dict[str, Any]) -> None:
 
 
 def _get_agent(spec: str, n: int, seed: int, seat: int):
+    num_deals = int(WORKER_STATE["rules"].get("num_deals", 1))
     if spec_kind(spec) in _CACHED_KINDS:
         cache = WORKER_STATE["cache"]
         key = (spec, seat)
         if key not in cache:
-            cache[key] = build_agent(spec, n, seed)
+            cache[key] = build_seat(spec, n, seed, num_deals)
         agent = cache[key]
         agent.reset(seed=seed)
         return agent
-    return build_agent(spec, n, seed)
+    return build_seat(spec, n, seed, num_deals)
 
 
 def seat_observation(env, seat: int, version: int, encoders: dict) -> dict:
@@ -88,8 +92,24 @@ def seat_observation(env, seat: int, version: int, encoders: dict) -> dict:
             "action_mask": observation["action_mask"]}
 
 
+def _mover(env, players: list, labels: list[str], encoders: dict, where: str, rotation: str):
+    """``move(seat, deal)``: the seat's bot plays one move at ``env`` (each shown its own
+    layout version); a bot's failure is a ``RuntimeError`` naming it and the game."""
+    versions = [getattr(p, "layout_version", env.layout_version) for p in players]
+
+    def move(s: int, deal: int) -> None:
+        try:
+            env.step(players[s].act(seat_observation(env, s, versions[s], encoders)))
+        except Exception as e:
+            raise RuntimeError(f"agent {labels[s]!r} in seat {s} failed at {where}, deal "
+                               f"{deal}, {rotation}: {type(e).__name__}: {e}") from e
+
+    return move
+
+
 def play_chunk(task: tuple[int, int, int]):
-    """Play deals ``start..stop-1`` of table ``t`` under every rotation."""
+    """Play deals ``start..stop-1`` of table ``t`` under every rotation (matches
+    ``start..stop-1`` in match mode)."""
     from pis_env import raw_env
 
     t, start, stop = task
@@ -107,6 +127,21 @@ def play_chunk(task: tuple[int, int, int]):
     reasons = np.zeros((count, n), np.uint8)
     decisions = np.zeros((count, n), np.int32)
     encoders = cfg.setdefault("encoders", {})
+    num_deals = int(cfg["rules"].get("num_deals", 1))
+    if num_deals > 1:
+        for i, m in enumerate(range(start, stop)):
+            decks, dealer = match_setup(seed, m, n, num_deals)
+            for r in range(n):
+                labels = seating[r]
+                players = [_get_agent(specs[labels[s]], n, agent_seed(seed, m, r, s), s)
+                           for s in range(n)]
+                move = _mover(env, players, labels, encoders, f"table {t}, match {m}",
+                              f"rotation {r}")
+                totals, won, reason, moves = play_match(env, players, decks, dealer,
+                                                        env_seed(seed, m), move)
+                charges[i, r], winners[i, r] = totals, won
+                reasons[i, r], decisions[i, r] = REASONS.index(reason), moves
+        return t, start, charges, winners, reasons, decisions
     for i, d in enumerate(range(start, stop)):
         deck, dealer = deal_setup(seed, d, n)
         eseed = env_seed(seed, d)
