@@ -1,0 +1,107 @@
+"""The opponent panel: bots of clearly different styles, split once, here, into a model
+set and an evaluation set.
+
+* :data:`MODEL_SET`: the bots opponent models, rollouts, leagues and teachers may use.
+  Every one that the batched engine can play has a batched policy
+  (:func:`batched_policy`); ``mc`` (a search) and ``ppo_v2`` (a torch network) are the
+  costly ones.
+* :data:`EVALUATION_SET`: bots that nothing in training or modelling may use, so that a
+  score against them measures play against strangers. ``tests/agents/test_panel.py``
+  fails when a config's league, teacher or opponents, a ``DEFAULT_*`` constant, an
+  opponent-model spec or a rollout policy names one (``eval`` sections may).
+
+Why one place: the split is only worth something if it is never crossed, and a test can
+only guard a split it can read.
+
+``PANEL_REGISTRY`` (name -> ``"module:Class"``) is merged into ``agents.REGISTRY``, so
+``agents.make("hoarder")`` and ``--agents search,hoarder`` work. ``python -m
+benchmarks.panel`` plays the shipped bots against every member.
+"""
+
+from __future__ import annotations
+
+#: The panel's own bots (the members named in the sets that ``agents`` did not have).
+PANEL_REGISTRY = {
+    "greedy_eps": "agents.panel.bots:GreedyEpsAgent",
+    "high_shedder": "agents.panel.bots:HighShedderAgent",
+    "hoarder": "agents.panel.bots:HoarderAgent",
+    "sevens": "agents.panel.bots:SevensAgent",
+    "cautious": "agents.panel.bots:CautiousAgent",
+    "miser": "agents.panel.bots:MiserAgent",
+    "suit_keeper": "agents.panel.bots:SuitKeeperAgent",
+    "drawer": "agents.panel.bots:DrawerAgent",
+    "jack_happy": "agents.panel.bots:JackHappyAgent",
+    "ppo_v2": "agents.panel.networks:PPOv2Agent",
+    "attacker": "agents.panel.evaluation:AttackerAgent",
+    "rank_switcher": "agents.panel.evaluation:RankSwitcherAgent",
+    "counter": "agents.panel.evaluation:CounterAgent",
+    "held_out_tight": "agents.panel.evaluation:HeldOutTightAgent",
+}
+
+#: Opponent models, rollouts, leagues and teachers may use these.
+MODEL_SET = (
+    "heuristic", "greedy", "random", "mc", "ppo_v2",
+    "greedy_eps", "high_shedder", "hoarder", "sevens", "cautious", "miser", "suit_keeper",
+    "drawer", "jack_happy",
+)
+#: Nothing in training or modelling may use these (``eval`` sections may).
+EVALUATION_SET = ("held_out", "held_out_tight", "attacker", "rank_switcher", "counter")
+#: Model-set bots the batched engine cannot play (why): rollouts and opponent models
+#: leave them out.
+NOT_BATCHED = {"mc": "a search of its own, ~30 ms a decision"}
+
+#: Model-set style bots -> (style of ``agents.panel.styles``, epsilon).
+STYLE_BOTS = {
+    "greedy_eps": ("greedy", 0.3),
+    **{name: (name, 0.0) for name in ("high_shedder", "hoarder", "sevens", "cautious",
+                                      "miser", "suit_keeper", "drawer", "jack_happy")},
+}
+
+
+def panel() -> tuple[str, ...]:
+    """Every member: the model set, then the evaluation set."""
+    return MODEL_SET + EVALUATION_SET
+
+
+def is_evaluation(spec: str) -> bool:
+    """Whether an agent spec (``name``, ``name?k=v``) names an evaluation-set bot, by its
+    name or (``held_out?variant=...``) by the class its name builds."""
+    base = str(spec).strip().partition("?")[0]
+    return base in EVALUATION_SET
+
+
+def batched_policy(name: str, num_games: int, rules=None, seed: int | None = None):
+    """The batched policy of a model-set bot for ``num_games`` games of a table with
+    ``rules`` (a ``pis_env.Rules``; default two players): ``policy(game) -> actions`` on
+    a ``pis_env.batched.BatchedGame``. An evaluation-set name, or one in ``NOT_BATCHED``,
+    is a ``ValueError``."""
+    from pis_env.rules import Rules
+
+    if name in EVALUATION_SET:
+        raise ValueError(f"{name!r} is in the evaluation set: nothing may model or roll it out")
+    if name in NOT_BATCHED:
+        raise ValueError(f"{name!r} has no batched policy: {NOT_BATCHED[name]}")
+    if name not in MODEL_SET:
+        raise ValueError(f"{name!r} is not in the model set ({', '.join(MODEL_SET)})")
+    rules = rules if rules is not None else Rules()
+    if name == "heuristic":
+        from agents.heuristic.batched import HeuristicPolicy
+
+        return HeuristicPolicy(num_games, rules)
+    if name == "greedy":
+        from agents.greedy.batched import GreedyPolicy
+
+        return GreedyPolicy(num_games)
+    if name == "ppo_v2":
+        from agents.panel.networks import NetworkGamePolicy
+
+        return NetworkGamePolicy.v2(rules.num_players, seed)
+    from agents.panel.batched import PanelPolicy
+
+    # random: any style with every move at random
+    style, epsilon = STYLE_BOTS.get(name, ("greedy", 1.0))
+    return PanelPolicy(num_games, style, epsilon, seed=seed)
+
+
+__all__ = ["EVALUATION_SET", "MODEL_SET", "NOT_BATCHED", "PANEL_REGISTRY", "STYLE_BOTS",
+           "batched_policy", "is_evaluation", "panel"]
