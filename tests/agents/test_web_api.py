@@ -31,10 +31,25 @@ BASE = "http://127.0.0.1:8000"
 BOT_FIRST = stacked_deck([[], [13, 14, 15, 16, 17, 18, 19]], dealer=0)[0]
 
 
-def client(*argv: str, base_url: str = BASE) -> TestClient:
-    """The app of ``pis-serve ARGV`` (bots in a thread lane, as ``--bot-workers 0``)."""
-    app = app_from_args(build_parser().parse_args(["--bot-workers", "0", *argv]))
+def client(*argv: str, base_url: str = BASE, arranged: bool = True) -> TestClient:
+    """The app of ``pis-serve ARGV`` (bots in a thread lane, as ``--bot-workers 0``), one
+    browser session (the test client keeps its cookie). Unless ``argv`` says otherwise:
+    single deals, bot moves shown as soon as they are made (``--bot-min-ms 0``) and, with
+    ``arranged``, chosen seeds and decks allowed."""
+    extra = ["--bot-workers", "0"]
+    if "--deals" not in argv:
+        extra += ["--deals", "1"]
+    if "--bot-min-ms" not in argv:
+        extra += ["--bot-min-ms", "0"]
+    if arranged:
+        extra.append("--allow-arranged")
+    app = app_from_args(build_parser().parse_args([*extra, *argv]))
     return TestClient(app, base_url=base_url)
+
+
+def game_of(api: TestClient, game_id: str):
+    """The server's ``GameSession`` of a game (whoever owns it)."""
+    return api.app.state.games.peek(game_id)
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +255,7 @@ def test_live_play_reveals_no_hidden_card_seed_or_deck(bot, deals):
     rng = np.random.default_rng(7)
     state = api.post("/api/games", json={"bots": [bot]}).json()
     gid = state["id"]
-    seen = _LeakCheck(api.app.state.games.get(gid))
+    seen = _LeakCheck(game_of(api, gid))
     while state["status"] != "match_over":
         seen.append(api.get(f"/api/games/{gid}").text)
         if state["status"] != "deal_over":
@@ -323,8 +338,9 @@ def test_unknown_and_expired_game_ids():
     api = client("--max-games", "2")
     first = api.post("/api/games", json={}).json()["id"]
     for path, method, body in (("", "GET", None), ("/history", "GET", None),
-                               ("/move", "POST", {"action": 56}), ("/advance", "POST", {}),
-                               ("/next-deal", "POST", {})):
+                               ("/move", "POST", {"action": 56, "version": 0}),
+                               ("/advance", "POST", {"version": 0}),
+                               ("/next-deal", "POST", {"version": 0})):
         r = api.request(method, f"/api/games/nope{path}", json=body)
         assert r.status_code == 404 and "unknown game 'nope'" in r.json()["error"]
     assert api.get(f"/api/games/{first}").status_code == 200
@@ -444,8 +460,9 @@ def test_replay_frames_step_through_every_position(api):
     moves = env.game.histories[0]
     summary = api.post("/api/replays", json={"history": text}).json()
     assert summary["frames"] == len(moves) + 1 and summary["policy"] == PPO
-    assert [m["seat"] for m in summary["moves"][1:]] == [p for p, _ in moves]
     rid = summary["id"]
+    listed = api.get(f"/api/replays/{rid}/moves?start=0").json()["moves"]
+    assert [m["seat"] for m in listed[1:]] == [p for p, _ in moves]
     replay = raw_env(**json.loads(text)["rules"])
     replay.reset(options={"deck": env.game.deal_decks[0], "dealer": env.game.deal_dealers[0]})
     for k in range(summary["frames"]):
@@ -787,7 +804,8 @@ def test_bot_moves_run_in_worker_processes_with_a_time_limit():
 
     rules = Rules(illegal_action="raise")
     config = TableConfig(rules=rules, bots=("heuristic",), offered=("heuristic", "slow"),
-                         bot_workers=1, move_time_limit=2.0)
+                         bot_workers=1, move_time_limit=2.0, allow_arranged=True,
+                         bot_min_ms=0)
     prototypes = {"heuristic": make_for_table("heuristic", rules.to_dict(), seed=0),
                   "slow": SlowBot()}
     with TestClient(create_app(config, prototypes), base_url=BASE) as api:

@@ -250,7 +250,7 @@ def test_bad_input_shows_a_message_and_changes_nothing(server, browser):
     base, app = server
     browser.get(f"{base}/?delay=0&seed=5")
     data = settled(browser)
-    session = app.state.games.get(data["game"])
+    session = app.state.games.peek(data["game"])
     before = session.state()
     # a stale click: the page still shows version N, the server is asked for an illegal move
     illegal = next(a for a in range(58) if a not in {m["action"] for m in before["legal"]})

@@ -154,7 +154,7 @@ def test_a_mixed_table_reveals_no_hidden_card(v1_specs):
     api = client("--players", "4", "--bots", f"{v1_specs[1]},{V0_4P},heuristic")
     rng = np.random.default_rng(3)
     state = api.post("/api/games", json={}).json()
-    seen = _LeakCheck(api.app.state.games.get(state["id"]))
+    seen = _LeakCheck(api.app.state.games.peek(state["id"]))
     while state["status"] != "match_over":
         seen.append(api.get(f"/api/games/{state['id']}").text)
         state = step(api, state, rng, seen)

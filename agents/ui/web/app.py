@@ -6,23 +6,30 @@ polls ``GET /api/games/{id}`` until the move is in. Every error, whatever its st
 (400, 403, 404, 405, 409, 413, 415, 422, 500, 503), is ``{"error": "message"}``; a 500
 says no more than that (the traceback goes to the server's log).
 
-=======  ===================================  ==============================================
-method   path                                 what
-=======  ===================================  ==============================================
-GET      ``/``                                the page (``static/index.html``)
-GET      ``/api/config``                      table size, rules, bots offered, delay, policies
-POST     ``/api/games``                       new game ``{bots?, deck?, dealer?, seed?}``
-GET      ``/api/games/{id}``                  the game as seat 0 sees it
-POST     ``/api/games/{id}/move``             your move ``{action, version}``
-POST     ``/api/games/{id}/advance``          start one bot move ``{version}``
-POST     ``/api/games/{id}/next-deal``        the next deal of a match ``{version}``
-GET      ``/api/games/{id}/history``          ``export_history()`` JSON, once the game is over
-POST     ``/api/replays``                     load a history ``{history: "<JSON text>"}``
-GET      ``/api/replays/{id}/frames/{k}``     frame ``k``; ``?view=table|SEAT&policy=1``
-=======  ===================================  ==============================================
+=======  ======================================  ===========================================
+method   path                                    what
+=======  ======================================  ===========================================
+GET      ``/``                                   the page (``static/index.html``)
+GET      ``/api/config``                         table size, rules, bots offered, delay, ...
+POST     ``/api/games``                          new game ``{bots?, deck?, dealer?, seed?}``
+GET      ``/api/games/{id}?since=N``             the game as seat 0 sees it, log from move N
+POST     ``/api/games/{id}/move``                your move ``{action, version}``
+POST     ``/api/games/{id}/advance``             start one bot move ``{version}``
+POST     ``/api/games/{id}/next-deal``           the next deal of a match ``{version}``
+GET      ``/api/games/{id}/history``             ``export_history()`` JSON, once it is over
+POST     ``/api/replays``                        load a history ``{history: "<JSON text>"}``
+GET      ``/api/replays/{id}/moves?start=&count=``  a page of the replay's move list
+GET      ``/api/replays/{id}/frames/{k}``        frame ``k``; ``?view=table|SEAT&policy=1``
+=======  ======================================  ===========================================
+
+A game belongs to the browser session that made it (``sessions``: a cookie issued on
+the first request). A ``POST`` that changes a game answers with the move log from the
+``version`` it named on; a ``GET`` from ``since`` (default 0). A chosen ``deck``,
+``dealer`` or ``seed`` is refused (``403``) unless the server allows arranged games.
 
 ``guard.Guard`` checks every request first (host, origin, content type, body size) and
-adds the security headers.
+adds the security headers. Replay answers are encoded in the thread pool (the endpoints
+are plain functions that return encoded ``JSONResponse``s), never on the event loop.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -41,9 +48,10 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 from starlette.exceptions import HTTPException
 
 from agents.ui.web.bots import BotWorkers
-from agents.ui.web.guard import Guard
+from agents.ui.web.guard import SECURITY_HEADERS, SERVER_ERROR, Guard
 from agents.ui.web.policy import PolicyView
-from agents.ui.web.replay import ReplayStore
+from agents.ui.web.replay import MOVES_PAGE, ReplayStore
+from agents.ui.web.sessions import Sessions
 from agents.ui.web.tables import GameStore, TableConfig, WebError, bot_bytes
 
 log = logging.getLogger(__name__)
@@ -64,11 +72,11 @@ class NewGame(_Body):
 
 class Move(_Body):
     action: StrictInt
-    version: StrictInt | None = None
+    version: StrictInt
 
 
 class Version(_Body):
-    version: StrictInt | None = None
+    version: StrictInt
 
 
 class History(_Body):
@@ -77,11 +85,13 @@ class History(_Body):
 
 def create_app(config: TableConfig, bots: dict[str, Any], *,
                allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (),
-               max_body_bytes: int = 2_000_000) -> FastAPI:
+               max_body_bytes: int = 2_000_000,
+               bot_weights: dict[str, int] | None = None) -> FastAPI:
     """The server for one table configuration. ``bots`` maps each spec offered to its
     prototype agent (built once, at start-up: ``server.build``); each ``ppo:`` one also
-    gets a ``PolicyView`` for the policy toggle. The bot lanes start with the app and
-    stop with it (its lifespan)."""
+    gets a ``PolicyView`` for the policy toggle. ``bot_weights``: what each spec's bot
+    holds in a game (``bots.warm_weight``; default: its prototype's pickled size). The bot
+    lanes start with the app and stop with it (its lifespan)."""
     missing = [spec for spec in config.offered if spec not in bots]
     if missing:
         raise ValueError(f"no prototype agent for the offered bot(s) {missing}")
@@ -89,7 +99,8 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
              if spec.startswith("ppo:")}
     workers = BotWorkers(dict(bots), processes=config.bot_workers,
                          time_limit=config.move_time_limit)
-    games = GameStore(config, workers, views, {spec: bot_bytes(a) for spec, a in bots.items()},
+    weights = {spec: bot_bytes(a) for spec, a in bots.items()} | dict(bot_weights or {})
+    games = GameStore(config, workers, views, weights,
                       {spec: getattr(a, "layout_version", 0) for spec, a in bots.items()})
     replays = ReplayStore(list(views.values()))
 
@@ -103,12 +114,13 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
     app.state.games = games
     app.state.replays = replays
     app.state.workers = workers
+    app.add_middleware(Sessions)
     app.add_middleware(Guard, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
                        max_body_bytes=max_body_bytes)
 
     @app.exception_handler(WebError)
     async def web_error(_: Request, e: WebError):
-        return JSONResponse({"error": e.message}, status_code=e.status)
+        return JSONResponse({"error": e.message}, status_code=e.status, headers=e.headers)
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, e: HTTPException):
@@ -128,9 +140,11 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
 
     @app.exception_handler(Exception)
     async def server_error(request: Request, e: Exception):
+        # Guard answers an app's exception first; this is the framework's last resort
+        # (outside every middleware), so it adds the security headers itself.
         log.error("%s %s failed", request.method, request.url.path, exc_info=e)
-        return JSONResponse({"error": "internal server error (the server's log has the "
-                                      "details)"}, status_code=500)
+        return JSONResponse({"error": SERVER_ERROR}, status_code=500,
+                            headers={k.decode(): v.decode() for k, v in SECURITY_HEADERS})
 
     @app.get("/", include_in_schema=False)
     def index():
@@ -142,51 +156,57 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
     async def get_config():
         return {
             "num_players": config.rules.num_players,
+            "num_deals": config.rules.num_deals,
             "rules": config.rules.to_dict(),
             "bots": list(config.bots),
             "offered": list(config.offered),
             "delay_ms": config.delay_ms,
+            "bot_min_ms": round(config.bot_min_s * 1000),
+            "allow_arranged": config.allow_arranged,
             "policies": sorted(views),
             "show_bot_policy": config.show_bot_policy,
         }
 
+    def owner(request: Request) -> str:
+        return request.state.session
+
     @app.post("/api/games", status_code=201)
-    async def new_game(body: NewGame | None = None):
+    async def new_game(request: Request, body: NewGame | None = None):
         body = body or NewGame()
-        session = games.create(body.bots, body.deck, body.dealer, body.seed)
+        session = games.create(owner(request), body.bots, body.deck, body.dealer, body.seed)
         with session.lock:
             return session.state()
 
     @app.get("/api/games/{game_id}")
-    async def get_game(game_id: str):
-        session = games.get(game_id)
+    async def get_game(request: Request, game_id: str, since: int = Query(0, ge=0)):
+        session = games.get(game_id, owner(request))
         with session.lock:
-            return session.state()
+            return session.state(since)
 
     @app.post("/api/games/{game_id}/move")
-    async def move(game_id: str, body: Move):
-        session = games.get(game_id)
+    async def move(request: Request, game_id: str, body: Move):
+        session = games.get(game_id, owner(request))
         with session.lock:
             session.move(body.action, body.version)
-            return session.state()
+            return session.state(body.version)
 
     @app.post("/api/games/{game_id}/advance")
-    async def advance(game_id: str, body: Version):
-        session = games.get(game_id)
+    async def advance(request: Request, game_id: str, body: Version):
+        session = games.get(game_id, owner(request))
         with session.lock:
             session.advance(body.version)
-            return session.state()
+            return session.state(body.version)
 
     @app.post("/api/games/{game_id}/next-deal")
-    async def next_deal(game_id: str, body: Version):
-        session = games.get(game_id)
+    async def next_deal(request: Request, game_id: str, body: Version):
+        session = games.get(game_id, owner(request))
         with session.lock:
             session.next_deal(body.version)
-            return session.state()
+            return session.state(body.version)
 
     @app.get("/api/games/{game_id}/history")
-    async def history(game_id: str):
-        session = games.get(game_id)
+    async def history(request: Request, game_id: str):
+        session = games.get(game_id, owner(request))
         with session.lock:
             text = session.history()
         return Response(text, media_type="application/json", headers={
@@ -194,16 +214,22 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
 
     @app.post("/api/replays", status_code=201)
     def load_replay(body: History):
-        # sync: a replay is stepped through once here (bounded by the body limit and
-        # replay.MAX_REPLAY_ACTIONS), in the server's thread pool, off the event loop
+        # A plain function: FastAPI runs it in the thread pool, and the answer is encoded
+        # here too (a JSONResponse renders when it is made), off the event loop.
         try:
             text = body.history if isinstance(body.history, str) else json.dumps(body.history)
         except RecursionError:
             raise WebError(400, "not a replayable history: nested too deeply") from None
-        return replays.load(text).summary()
+        return JSONResponse(replays.load(text).summary(), status_code=201)
+
+    @app.get("/api/replays/{replay_id}/moves")
+    def replay_moves(replay_id: str, start: int = Query(0, ge=0),
+                     count: int = Query(MOVES_PAGE, ge=1, le=MOVES_PAGE)):
+        return JSONResponse(replays.get(replay_id).moves(start, count))
 
     @app.get("/api/replays/{replay_id}/frames/{k}")
-    def frame(replay_id: str, k: int, view: str = "table", policy: bool = False):
-        return replays.get(replay_id).frame(k, view, policy)
+    def frame(replay_id: str, k: int, view: str = Query("table", max_length=8),
+              policy: bool = False):
+        return JSONResponse(replays.get(replay_id).frame(k, view, policy))
 
     return app

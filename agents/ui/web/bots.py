@@ -17,6 +17,13 @@ server's process instead (tests, debugging): same protocol, no time limit enforc
 Bots are built from *prototypes*: the agents ``pis-serve`` built at start-up to check
 every spec (files read then, once). A game's bot is a copy of its prototype, reseeded,
 so a policy file moved or changed after start-up changes nothing.
+
+Memory: a bot's caches that hold no state of its game (``SHARED_CACHES``: ``search``'s
+batched rollout engine, several MiB of preallocated games) are shared by every bot of
+the same spec in one worker, built once there, so a game costs only its bots' own state;
+``warm_weight`` measures that state after a bot has played, for the memory cap. Closing
+a game's bots is never refused, even when a lane is full, so an evicted game's bots are
+always freed.
 """
 
 from __future__ import annotations
@@ -24,16 +31,26 @@ from __future__ import annotations
 import copy
 import logging
 import multiprocessing
+import pickle
 import queue
 import signal
 import threading
 from concurrent.futures import Future
 from typing import Any
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 #: Seconds a worker may take to start and build its prototypes.
 START_LIMIT = 120.0
+#: Attributes of a bot that are caches without per-game state, shared by every bot of
+#: one spec in a worker (built lazily by the first bot that needs one).
+SHARED_CACHES = ("_engine",)
+#: Where a lane keeps those shared caches, in its ``agents`` dict.
+_SHARED = ("", "shared caches")
+#: Decisions a bot plays before ``warm_weight`` weighs it.
+WARM_DECISIONS = 30
 
 
 class BotError(RuntimeError):
@@ -48,25 +65,73 @@ class Busy(BotError):
     """More moves are queued than the lanes accept: try again shortly."""
 
 
+def _without_shared(agent):
+    """A shallow view of ``agent`` with its shared caches left out (for weighing it)."""
+    clone = copy.copy(agent)
+    for name in SHARED_CACHES:
+        if getattr(clone, name, None) is not None:
+            setattr(clone, name, None)
+    return clone
+
+
+def warm_weight(agent, rules: dict, seed: int = 0) -> int:
+    """What one game's copy of ``agent`` holds once it has played: its pickled size after
+    ``WARM_DECISIONS`` decisions at seat 1 of a deal (random legal moves elsewhere), its
+    shared caches left out (they are counted once per worker, not per game)."""
+    from pis_env import raw_env
+
+    bot = copy.deepcopy(agent)
+    bot.reset(seed=seed)
+    env = raw_env(**rules)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    played = 0
+    while not env.game.deal_over and played < WARM_DECISIONS:
+        seat = env.game.current
+        obs = env.observe(env.possible_agents[seat])
+        if seat == 1:
+            action = int(bot.act(obs))
+            played += 1
+        else:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+    return len(pickle.dumps(_without_shared(bot), protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def perform(agents: dict, prototypes: dict[str, Any], op: str, args: tuple):
     """One command on the bots of one lane (in the worker, or in the thread lane):
     ``open`` (game, {seat: (spec, seed)}), ``act`` (game, seat, observation) -> action,
-    ``reset`` (game), ``close`` (game)."""
+    ``reset`` (game), ``close`` (game). Keys of ``agents``: ``(game, seat)`` -> the
+    bot, ``_SHARED`` -> ``{(spec, attribute): cache}``."""
+    shared = agents.setdefault(_SHARED, {})
     if op == "act":
         game, seat, observation = args
-        return int(agents[(game, seat)].act(observation))
+        spec, agent = agents[(game, seat)]
+        action = int(agent.act(observation))
+        for name in SHARED_CACHES:
+            cache = getattr(agent, name, None)
+            if cache is not None:
+                shared.setdefault((spec, name), cache)
+        return action
     if op == "open":
         game, seats = args
         for seat, (spec, seed) in seats.items():
-            agent = copy.deepcopy(prototypes[spec])
+            prototype = prototypes[spec]
+            memo = {id(getattr(prototype, name)): shared[(spec, name)]
+                    for name in SHARED_CACHES if (spec, name) in shared
+                    and getattr(prototype, name, None) is not None}
+            agent = copy.deepcopy(prototype, memo)
+            for name in SHARED_CACHES:
+                if (spec, name) in shared and hasattr(agent, name):
+                    setattr(agent, name, shared[(spec, name)])
             agent.reset(seed=seed)
-            agents[(game, seat)] = agent
+            agents[(game, seat)] = (spec, agent)
         return None
     if op == "reset":
         (game,) = args
-        for (g, _), agent in agents.items():
-            if g == game:
-                agent.reset()
+        for key, value in agents.items():
+            if key[0] == game:
+                value[1].reset()
         return None
     if op == "close":
         (game,) = args
@@ -74,6 +139,11 @@ def perform(agents: dict, prototypes: dict[str, Any], op: str, args: tuple):
             del agents[key]
         return None
     raise ValueError(f"unknown bot command {op!r}")
+
+
+def shared_caches(agents: dict) -> dict:
+    """The caches shared by a lane's bots: ``{(spec, attribute): cache}``."""
+    return agents.get(_SHARED, {})
 
 
 def _serve(conn, prototypes: dict[str, Any]) -> None:
@@ -97,7 +167,9 @@ def _serve(conn, prototypes: dict[str, Any]) -> None:
 
 class Lane:
     """One queue of bot commands, run in order by a thread; with ``process=True`` the
-    thread forwards each to a worker process and waits at most ``time_limit`` s."""
+    thread forwards each to a worker process and waits at most ``time_limit`` s. At most
+    ``max_queued`` commands wait (``Busy`` past it), closes not counted: those are always
+    taken."""
 
     def __init__(self, index: int, prototypes: dict[str, Any], process: bool,
                  time_limit: float, max_queued: int):
@@ -107,7 +179,10 @@ class Lane:
         self.time_limit = time_limit
         self.generation = 0  # bumped when the worker (and the bots it held) is replaced
         self.games = 0
-        self._tasks: queue.Queue = queue.Queue(maxsize=max_queued)
+        self.max_queued = max_queued
+        self._tasks: queue.Queue = queue.Queue()
+        self._queued = 0  # commands waiting, closes not counted
+        self._count_lock = threading.Lock()
         self._agents: dict = {}
         self._worker = self._conn = None
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -115,19 +190,24 @@ class Lane:
         self._thread.start()
 
     def submit(self, op: str, *args) -> Future:
+        """Queue a command; ``Busy`` when ``max_queued`` are already waiting."""
+        with self._count_lock:
+            if self._queued >= self.max_queued:
+                raise Busy("the bots are busy (too many moves queued): try again in a "
+                           "moment")
+            self._queued += 1
         future: Future = Future()
-        try:
-            self._tasks.put_nowait((future, op, args))
-        except queue.Full:
-            raise Busy("the bots are busy (too many moves queued): try again in a moment") \
-                from None
+        self._tasks.put((future, op, args, True))
+        return future
+
+    def close_game(self, game: str) -> Future:
+        """Free a game's bots: never refused, whatever is queued."""
+        future: Future = Future()
+        self._tasks.put((future, "close", (game,), False))
         return future
 
     def close(self) -> None:
-        try:
-            self._tasks.put(None, timeout=5)
-        except queue.Full:
-            pass
+        self._tasks.put(None)
         self._thread.join(timeout=10)
         self._stop_worker()
 
@@ -142,7 +222,10 @@ class Lane:
             item = self._tasks.get()
             if item is None:
                 return
-            future, op, args = item
+            future, op, args, counted = item
+            if counted:
+                with self._count_lock:
+                    self._queued -= 1
             if not future.set_running_or_notify_cancel():
                 continue
             try:

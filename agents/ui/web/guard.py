@@ -3,8 +3,10 @@
 WHY each one:
 
 - ``Host`` must be one this server answers to (``127.0.0.1``, ``localhost``, ``[::1]``
-  and the address it listens on, plus ``--allow-host``): otherwise a foreign page can
-  point its own domain at 127.0.0.1 (DNS rebinding) and use the whole API.
+  and the address it listens on, plus ``--allow-host``), with at most a numeric port:
+  otherwise a foreign page can point its own domain at 127.0.0.1 (DNS rebinding) and use
+  the whole API. A request with two ``Host`` or two ``Origin`` headers is refused: the
+  guard and the framework must not read different ones.
 - ``Origin``, when the browser sends one, must be this server's own (the ``Host`` the
   request came to) or one named with ``--allow-origin`` (a proxy that serves the page
   under another name): a foreign page cannot create, play or load games in your tabs.
@@ -16,16 +18,27 @@ WHY each one:
   scripts, styles and requests; no framing), ``X-Frame-Options: DENY``,
   ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``.
 
-A refusal is the app's one error shape, ``{"error": "..."}``.
+A refusal is the app's one error shape, ``{"error": "..."}``. An exception the app did
+not answer is logged and answered here, a ``500`` in the same shape with the same
+headers (the framework's own last-resort handler sits outside every middleware).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from starlette.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+#: A ``Host`` value: a name, an IPv4 address or a bracketed IPv6 one, and a numeric port.
+HOST_VALUE = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(:[0-9]{1,5})?")
+#: Headers a request may carry once at most.
+SINGLE = ("host", "origin", "content-type", "content-length", "cookie")
 
 #: Hosts a local server answers to whatever it is told.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -46,12 +59,21 @@ class BodyTooLarge(HTTPException):
     so that FastAPI's body reading passes it on as is (it wraps other errors as 400)."""
 
 
-def _host_name(host: str) -> str:
-    """``host`` of a ``Host`` header value (``[::1]:8000`` -> ``::1``), lower case."""
+def _host_name(host: str) -> str | None:
+    """The name of a ``Host`` header value (``[::1]:8000`` -> ``::1``), lower case;
+    ``None`` when it is not a host and an optional numeric port."""
     host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    match = HOST_VALUE.fullmatch(host)
+    if match is None:
+        return None
+    name = match.group(1)
+    return name[1:-1] if name.startswith("[") else name
+
+
+def _allowed_name(host: str) -> str:
+    """An ``--allow-host`` or ``--host`` value as a host name (a bare IPv6 address too)."""
+    host = host.strip().lower()
+    return host if ":" in host and not host.startswith("[") else (_host_name(host) or host)
 
 
 def _origin(url: str) -> str:
@@ -66,7 +88,7 @@ class Guard:
     def __init__(self, app, *, allowed_hosts: Iterable[str] = (),
                  allowed_origins: Iterable[str] = (), max_body_bytes: int = 2_000_000):
         self.app = app
-        self.hosts = {_host_name(h) for h in (*LOCAL_HOSTS, *allowed_hosts)}
+        self.hosts = {_allowed_name(h) for h in (*LOCAL_HOSTS, *allowed_hosts)}
         self.any_host = "*" in self.hosts
         self.origins = {_origin(o) for o in allowed_origins}
         self.max_body = int(max_body_bytes)
@@ -74,7 +96,13 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        headers: dict[str, str] = {}
+        twice = None
+        for k, v in scope["headers"]:
+            name = k.decode("latin-1").lower()
+            if name in headers and name in SINGLE:
+                twice = name
+            headers.setdefault(name, v.decode("latin-1"))
 
         async def send_secured(message):
             if message["type"] == "http.response.start":
@@ -82,8 +110,11 @@ class Guard:
                 message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
             await send(message)
 
+        if twice is not None:
+            return await _refuse(send_secured, 400, f"the {twice} header appears twice")
         host = headers.get("host", "")
-        if not self.any_host and _host_name(host) not in self.hosts:
+        name = _host_name(host)
+        if name is None or not self.any_host and name not in self.hosts:
             return await _refuse(send_secured, 400, f"this server does not answer to Host "
                                  f"{host!r} (pis-serve --allow-host NAME to add one)")
         origin = headers.get("origin")
@@ -131,10 +162,18 @@ class Guard:
             if started:
                 raise
             await _refuse(send_secured, 413, e.detail)
+        except Exception as e:
+            log.error("%s %s failed", scope["method"], scope["path"], exc_info=e)
+            if started:
+                raise
+            await _refuse(send_secured, 500, SERVER_ERROR)
 
     def _too_large(self) -> str:
         return (f"request body too large: at most {self.max_body} bytes "
                 "(pis-serve --max-body-bytes)")
+
+
+SERVER_ERROR = "internal server error (the server's log has the details)"
 
 
 async def _refuse(send, status: int, message: str) -> None:

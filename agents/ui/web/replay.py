@@ -15,7 +15,14 @@ kept only every ``SNAPSHOT_EVERY`` frames, and frame ``k`` is rebuilt from the s
 or before it by applying at most ``SNAPSHOT_EVERY - 1`` moves (``GameState.copy`` shares
 the action history, so a snapshot costs the same at move 10 or 10,000). A replay has at
 most ``MAX_REPLAY_ACTIONS`` moves, and ``ReplayStore`` keeps at most ``max_frames``
-frames over all its replays.
+frames over all its replays, loads in flight included: before a load it reserves the most
+frames the history can have (``frame_bound``: every move is at least one comma of its
+text), dropping older replays to make room, and the load stops past that many moves. At
+most ``max_loading`` loads run at once; past it, or when the reservation cannot be made,
+a load is refused with ``503`` and ``Retry-After``.
+
+Answers stay small whatever the history's length: the summary carries counts, and the
+move list is served in pages of at most ``MOVES_PAGE`` (``Replay.moves``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from agents.ui.web.tables import WebError
 from agents.ui.web.views import position
 from pis_env import IllegalActionError, raw_env
 from pis_env.engine import GameState
+from pis_env.rules import MAX_NUM_DEALS
 
 #: Largest history text accepted (the server's body limit is usually smaller).
 MAX_HISTORY_BYTES = 20_000_000
@@ -39,6 +47,11 @@ MAX_HISTORY_BYTES = 20_000_000
 MAX_REPLAY_ACTIONS = 100_000
 #: A copy of the position every this many frames; others are rebuilt from the last one.
 SNAPSHOT_EVERY = 64
+#: Most entries of the move list in one answer.
+MOVES_PAGE = 500
+#: Frames a history of ``d`` deals adds to its moves: each deal's first position and the
+#: finished deal's frame (bounded with the rules' deal limit).
+FRAMES_PER_DEAL = 2
 
 MOVE, DEAL = "move", "deal"
 
@@ -66,6 +79,10 @@ class _RecordingEnv(raw_env):
     """``raw_env`` that notes a ``Frame`` per position while ``from_history`` steps it,
     and keeps a snapshot of the position every ``SNAPSHOT_EVERY`` frames."""
 
+    #: The most moves this load may step (``ReplayStore`` sets it per load, in a
+    #: subclass made for that load).
+    max_moves = MAX_REPLAY_ACTIONS
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frames: list[Frame] = []
@@ -82,8 +99,9 @@ class _RecordingEnv(raw_env):
         if game is None or game.deal_over:
             return super().step(action)
         self._moves += 1
-        if self._moves > MAX_REPLAY_ACTIONS:
-            raise WebError(413, f"history too long: more than {MAX_REPLAY_ACTIONS} moves")
+        if self._moves > min(self.max_moves, MAX_REPLAY_ACTIONS):
+            raise WebError(413, "history too long: more than "
+                                f"{min(self.max_moves, MAX_REPLAY_ACTIONS)} moves")
         before = game.copy()
         if not self.frames:
             self._note(Frame(DEAL, text="the deal starts"), before)
@@ -108,12 +126,14 @@ class _RecordingEnv(raw_env):
 class Replay:
     """An exported history's frames, and views of them."""
 
-    def __init__(self, history: str, policy_views: list[PolicyView]):
+    def __init__(self, history: str, policy_views: list[PolicyView],
+                 max_moves: int = MAX_REPLAY_ACTIONS):
         if len(history) > MAX_HISTORY_BYTES:
             raise WebError(413, f"history too large ({len(history)} bytes; at most "
                                 f"{MAX_HISTORY_BYTES})")
+        recorder = type("_BoundedRecordingEnv", (_RecordingEnv,), {"max_moves": max_moves})
         try:
-            env = _RecordingEnv.from_history(history)
+            env = recorder.from_history(history)
         except json.JSONDecodeError as e:
             raise WebError(400, f"not a history: the file is not valid JSON ({e})") from None
         except RecursionError:
@@ -136,15 +156,26 @@ class Replay:
                             if v.fits(self.num_players, self.num_deals)), None)
 
     def summary(self) -> dict:
+        """What the page needs to open the replay; the move list comes in pages."""
         return {
             "id": self.id,
             "frames": len(self.frames),
             "names": self.names,
             "rules": self.rules,
-            "moves": [{"frame": k, "seat": f.seat if f.kind == MOVE else None, "text": f.text}
-                      for k, f in enumerate(self.frames)],
+            "moves_page": MOVES_PAGE,
             "policy": self.policy.spec if self.policy else None,
         }
+
+    def moves(self, start: int, count: int) -> dict:
+        """Entries ``start .. start + count - 1`` of the move list (one per frame: who
+        moved and the sentence), ``count`` at most ``MOVES_PAGE``."""
+        if not 0 <= start < len(self.frames):
+            raise WebError(404, f"frame {start} does not exist: this replay has frames "
+                                f"0..{len(self.frames) - 1}")
+        count = max(1, min(count, MOVES_PAGE))
+        return {"start": start, "frames": len(self.frames), "moves": [
+            {"frame": k, "seat": f.seat if f.kind == MOVE else None, "text": f.text}
+            for k, f in enumerate(self.frames[start:start + count], start=start)]}
 
     def frame(self, k: int, view: str, with_policy: bool) -> dict:
         """Frame ``k`` seen by ``view`` (``"table"`` or a seat number). With
@@ -203,35 +234,85 @@ def _seat_of(view: str, num_players: int) -> int | None:
     return seat
 
 
+def move_bound(history: str) -> int:
+    """The most moves ``history`` (JSON text) can hold, read without parsing it: a move
+    is at least one comma of the text (between the two numbers of its action pair)."""
+    return min(history.count(","), MAX_REPLAY_ACTIONS)
+
+
+def frame_bound(moves: int) -> int:
+    """The most frames of a replay of ``moves`` moves: one per move, the first position,
+    and ``FRAMES_PER_DEAL`` per deal (at most ``MAX_NUM_DEALS`` deals)."""
+    return moves + 1 + FRAMES_PER_DEAL * MAX_NUM_DEALS
+
+
 class ReplayStore:
     """Loaded replays, in memory, the least recently used dropped past ``max_replays``
-    replays or ``max_frames`` frames over all of them (the newest is always kept)."""
+    replays or ``max_frames`` frames over all of them and the loads in flight (see the
+    module docstring); ``max_loading`` loads at once."""
 
     def __init__(self, policy_views: list[PolicyView], max_replays: int = 50,
-                 max_frames: int = 500_000):
+                 max_frames: int = 500_000, max_loading: int = 2):
         self.policy_views = policy_views
         self.max_replays = max_replays
         self.max_frames = max_frames
         self._replays: OrderedDict[str, Replay] = OrderedDict()
         self._frames = 0
+        self._reserved = 0  # frames reserved by loads in flight
+        self._loading = threading.BoundedSemaphore(max_loading)
         self._lock = threading.Lock()
 
     def load(self, history: str) -> Replay:
-        replay = Replay(history, self.policy_views)
+        if len(history) > MAX_HISTORY_BYTES:
+            raise WebError(413, f"history too large ({len(history)} bytes; at most "
+                                f"{MAX_HISTORY_BYTES})")
+        if not self._loading.acquire(blocking=False):
+            raise WebError(503, "other replays are being loaded: try again in a moment",
+                           {"Retry-After": "2"})
+        try:
+            moves = move_bound(history)
+            bound = frame_bound(moves)
+            self._reserve(bound)
+            try:
+                replay = Replay(history, self.policy_views, max_moves=moves)
+            finally:
+                with self._lock:
+                    self._reserved -= bound
+            with self._lock:
+                self._replays[replay.id] = replay
+                self._frames += len(replay.frames)
+                self._evict(keep=replay.id)
+            return replay
+        finally:
+            self._loading.release()
+
+    def _reserve(self, frames: int) -> None:
+        """Make room for ``frames`` more frames (dropping the least recently used
+        replays), or refuse with ``503``."""
         with self._lock:
-            self._replays[replay.id] = replay
-            self._frames += len(replay.frames)
-            while len(self._replays) > 1 and (len(self._replays) > self.max_replays
-                                              or self._frames > self.max_frames):
+            while self._replays and self._frames + self._reserved + frames > self.max_frames:
                 _, old = self._replays.popitem(last=False)
                 self._frames -= len(old.frames)
-        return replay
+            if self._frames + self._reserved + frames > self.max_frames:
+                raise WebError(503, "the server is loading other long replays: try again "
+                                    "in a moment", {"Retry-After": "2"})
+            self._reserved += frames
+
+    def _evict(self, keep: str) -> None:
+        while len(self._replays) > 1 and (len(self._replays) > self.max_replays
+                                          or self._frames > self.max_frames):
+            oldest = next(iter(self._replays))
+            if oldest == keep:
+                self._replays.move_to_end(keep)
+                continue
+            old = self._replays.pop(oldest)
+            self._frames -= len(old.frames)
 
     def get(self, replay_id: str) -> Replay:
         with self._lock:
             replay = self._replays.get(replay_id)
             if replay is None:
-                raise WebError(404, f"unknown replay {replay_id!r}: it has expired or the "
-                                    "server was restarted; load the history again")
+                raise WebError(404, f"unknown replay {replay_id[:40]!r}: it has expired or "
+                                    "the server was restarted; load the history again")
             self._replays.move_to_end(replay_id)
             return replay

@@ -2,10 +2,10 @@
 
 ::
 
-    pis-serve                                        # you against heuristic, 2 players
-    pis-serve --bots ppo:models/ppo_2p.zip --allow heuristic,mc --port 8001
-    pis-serve --players 4 --bots heuristic,greedy,mc --deals 4 --delay 300
-    pis-serve --rules configs/rules/strict.yaml --option seven_penalty=double --seed 7
+    pis-serve                                  # you against heuristic, a four-deal match
+    pis-serve --bots ppo:models/ppo_2p.zip --allow heuristic,mc --port 8001 --deals 1
+    pis-serve --players 4 --bots heuristic,greedy,mc --delay 300
+    pis-serve --rules configs/rules/strict.yaml --allow-arranged --seed 7
 
 Every bot that may sit at the table is named here (``--bots``: the default lineup, one
 spec per other seat or one spec for all of them; ``--allow``: more specs a new game may
@@ -16,8 +16,14 @@ copies of these.
 
 Behind a reverse proxy, name the host and origin the browser uses (``--allow-host
 cards.example.com --allow-origin https://cards.example.com``); the limits
-(``--max-body-bytes``, ``--max-games``, ``--max-memory-mb``, ``--move-time-limit``) and
-``--show-bot-policy`` are described in docs/browser-table.md.
+(``--max-body-bytes``, ``--max-games``, ``--max-memory-mb``, ``--move-time-limit``, the
+per-session quotas, ``--request-deadline``, ``--max-connections``), ``--allow-arranged``
+and ``--show-bot-policy`` are described in docs/browser-table.md.
+
+The server is uvicorn with its concurrency limit (``--max-connections``) and
+``deadline.DeadlineProtocol``: uvicorn's HTTP/1.1 protocol with a deadline for each request's
+headers and body (uvicorn itself has none, and its keep-alive timeout restarts on every
+byte), so a client that trickles a request is dropped.
 """
 
 from __future__ import annotations
@@ -42,14 +48,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "(random, greedy, heuristic, held_out, mc, search, ppo:PATH)")
     p.add_argument("--allow", default="",
                    help="more bot specs a new game may choose from the page")
-    p.add_argument("--deals", type=int, default=None, help="deals in a match (default 1)")
+    p.add_argument("--deals", type=int, default=None,
+                   help="deals in a match (default: the rules', else 4, as RULES.md: the "
+                        "lowest total wins); --deals 1 for single deals")
     p.add_argument("--rules", default=None, help="rules YAML file (configs/rules/*.yaml)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a rules option, e.g. --option seven_penalty=double (repeatable)")
     p.add_argument("--seed", type=int, default=None,
-                   help="seed: game k of this server is seeded from it (default: random)")
+                   help="game k of this server is dealt from this seed (needs "
+                        "--allow-arranged; default: 128 bits of the OS's CSPRNG a game)")
+    p.add_argument("--allow-arranged", action="store_true",
+                   help="let --seed, and a new game's chosen seed, deck or dealer, arrange "
+                        "deals; the page marks such games as arranged (off by default)")
     p.add_argument("--delay", type=int, default=600,
                    help="milliseconds between bot moves on the page (adjustable there)")
+    p.add_argument("--bot-min-ms", type=int, default=None,
+                   help="a bot's move is shown no sooner than this after it was asked for, "
+                        "so its timing does not tell a forced move (default: --delay)")
     p.add_argument("--max-games", type=int, default=200,
                    help="games kept in memory (the least recently used go first)")
     p.add_argument("--max-memory-mb", type=float, default=256.0,
@@ -59,6 +74,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body-bytes", type=int, default=2_000_000,
                    help="largest request body; bigger ones are refused before they are "
                         "read (default 2000000: a 100-deal history fits)")
+    p.add_argument("--max-games-per-session", type=int, default=20,
+                   help="games one browser session keeps (past it its oldest goes; "
+                        "default 20)")
+    p.add_argument("--new-games-per-minute", type=int, default=60,
+                   help="new games one browser session may start a minute (default 60)")
+    p.add_argument("--protect-minutes", type=float, default=5.0,
+                   help="an unfinished game with a move this recent is never evicted for "
+                        "another session's new game: that is refused with 503 (default 5)")
+    p.add_argument("--request-deadline", type=float, default=10.0,
+                   help="seconds a client has to send a request's headers and body, from "
+                        "its connection or its previous answer; slower ones are dropped "
+                        "(default 10)")
+    p.add_argument("--max-connections", type=int, default=200,
+                   help="connections served at once (uvicorn's limit_concurrency); past it "
+                        "a request gets uvicorn's 503 (default 200)")
     p.add_argument("--bot-workers", type=int, default=2,
                    help="worker processes where the bots think, off the request path; 0 "
                         "runs them in a thread of the server (no time limit; default 2)")
@@ -95,6 +125,8 @@ def build(args: argparse.Namespace):
         options["num_players"] = args.players
     if args.deals is not None:
         options["num_deals"] = args.deals
+    elif "num_deals" not in options and not args.rules:
+        options["num_deals"] = 4
     rules = read_rules(args.rules, **options) if args.rules else Rules.from_options(**options)
     # Every decision at the table is someone's: an illegal move is refused, never forfeited.
     rules = rules.replace(illegal_action="raise")
@@ -114,6 +146,11 @@ def build(args: argparse.Namespace):
         raise ValueError("--max-memory-mb must be > 0 and --max-body-bytes >= 1024")
     if args.bot_workers < 0 or args.move_time_limit <= 0:
         raise ValueError("--bot-workers must be >= 0 and --move-time-limit > 0")
+    if args.request_deadline <= 0 or args.max_connections < 1:
+        raise ValueError("--request-deadline must be > 0 and --max-connections >= 1")
+    if args.seed is not None and not args.allow_arranged:
+        raise ValueError("--seed arranges every deal: add --allow-arranged (the page then "
+                         "marks each game as arranged)")
     prototypes = {}
     for spec in offered:
         try:
@@ -124,8 +161,20 @@ def build(args: argparse.Namespace):
                          delay_ms=args.delay, max_games=args.max_games,
                          max_memory_mb=args.max_memory_mb,
                          show_bot_policy=args.show_bot_policy, bot_workers=args.bot_workers,
-                         move_time_limit=args.move_time_limit)
+                         move_time_limit=args.move_time_limit,
+                         allow_arranged=args.allow_arranged, bot_min_ms=args.bot_min_ms,
+                         max_games_per_session=args.max_games_per_session,
+                         new_games_per_minute=args.new_games_per_minute,
+                         protect_minutes=args.protect_minutes)
     return config, prototypes
+
+
+def weigh(config, prototypes) -> dict[str, int]:
+    """What each spec's bot holds in a game, for the memory cap (``bots.warm_weight``)."""
+    from agents.ui.web.bots import warm_weight
+
+    return {spec: warm_weight(agent, config.rules.to_dict())
+            for spec, agent in prototypes.items()}
 
 
 def app_from_args(args: argparse.Namespace):
@@ -137,7 +186,21 @@ def app_from_args(args: argparse.Namespace):
                                       else ())
     return create_app(config, prototypes, allowed_hosts=hosts,
                       allowed_origins=tuple(args.allow_origin),
-                      max_body_bytes=args.max_body_bytes)
+                      max_body_bytes=args.max_body_bytes,
+                      bot_weights=weigh(config, prototypes))
+
+
+def uvicorn_config(app, args: argparse.Namespace):
+    """uvicorn's settings for ``app``: the address, the concurrency limit and the
+    request deadline of ``args``."""
+    import uvicorn
+
+    from agents.ui.web.deadline import DeadlineProtocol
+
+    protocol = type("Deadline", (DeadlineProtocol,), {"deadline": args.request_deadline})
+    return uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                          http=protocol, limit_concurrency=args.max_connections,
+                          timeout_keep_alive=5)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pis Yedili table: http://{host}:{args.port}/  (Ctrl-C stops the server)",
           flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.Server(uvicorn_config(app, args)).run()
     return 0
 
 
