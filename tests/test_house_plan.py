@@ -127,6 +127,45 @@ def test_the_circle_finder_sees_a_circle_through_a_function_import():
                                               modules["train.rllib.pretrain"], modules)
 
 
+#: room -> the rooms of the same package it must never import (ARCHITECTURE.md).
+FORBIDDEN_ROOMS = {
+    "train.common": {"train.vector", "train.sb3", "train.expert", "train.rllib",
+                     "train.belief_model"},
+    "train.vector": {"train.sb3", "train.expert", "train.rllib", "train.belief_model"},
+    "train.sb3": {"train.expert", "train.rllib", "train.belief_model"},
+    "train.rllib": {"train.sb3", "train.expert", "train.belief_model"},
+    "train.belief_model": {"train.sb3", "train.expert", "train.rllib"},
+    "train.expert": {"train.rllib", "train.belief_model"},
+    "agents.common": {"agents.bots", "agents.belief", "agents.panel", "agents.tournament",
+                      "agents.ui"},
+    "agents.bots": {"agents.tournament", "agents.ui"},
+    "agents.belief": {"agents.tournament", "agents.ui"},
+    "agents.panel": {"agents.tournament", "agents.ui"},
+    "agents.tournament": {"agents.ui"},
+}
+
+
+def room_of(module: str) -> str:
+    """``train.sb3.run`` -> ``train.sb3``; the bots at the top of ``agents`` are
+    ``agents.bots``; the entry scripts at the top of ``train`` are ``train``."""
+    parts = module.split(".")
+    if parts[0] == "agents":
+        rooms = ("belief", "panel", "tournament", "ui", "common")
+        return f"agents.{parts[1]}" if len(parts) > 1 and parts[1] in rooms else "agents.bots"
+    if parts[0] == "train" and len(parts) > 2:
+        return f"train.{parts[1]}"
+    return parts[0]
+
+
+def test_each_room_imports_only_the_rooms_below_it():
+    graph = import_graph()
+    bad = [f"{a} -> {b}" for a, targets in sorted(graph.items()) for b in sorted(targets)
+           if room_of(b) in FORBIDDEN_ROOMS.get(room_of(a), ())]
+    assert bad == []
+    assert room_of("train.vector.learner_batch") == "train.vector"
+    assert room_of("agents.heuristic.batched") == "agents.bots"
+
+
 def test_train_holds_at_most_twelve_modules_directly():
     direct = sorted(p.name for p in (ROOT / "train").glob("*.py"))
     assert len(direct) <= 12, direct
