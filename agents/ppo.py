@@ -7,6 +7,13 @@ Two file formats are read, both written by ``train/sb3/run.py``:
   weights (``policy.pth``, read with ``torch.load(weights_only=True)``) and that JSON are
   read here; the archive's pickled ``data`` member is never unpickled. (``MaskablePPO.load``
   does unpickle it: treat a ``.zip`` from elsewhere as code.)
+* any other SB3 ``PPO`` or ``MaskablePPO`` archive of an ``MlpPolicy`` trained on the
+  gymnasium views (``PisYedili-v0``, ``PisYedili-Events-v0``), e.g. through SB3's own
+  ``make_vec_env``: the layout is read from the observation space's readable ``_shape``
+  that SB3 writes beside the pickled one in the ``data`` JSON (``sb3_metadata``; a
+  single deal unless ``num_deals`` is given), the activation from ``policy_kwargs``'
+  readable ``activation_fn``; nothing is unpickled. ``VecNormalize`` statistics live
+  outside the archive: such a model is refused only if its weights do not fit.
 * the weights-only export (``.pt``, ``python -m train.export``): a plain dict of tensors
   and strings, loaded with ``torch.load(weights_only=True)`` and checked against the
   SHA-256 stored in it (``agents.common.weights_file``; a mismatch is a ``PolicyLoadError``
@@ -155,11 +162,13 @@ def resolve_path(path: str | Path) -> Path:
     return resolve(path, "model")
 
 
-def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+def read_policy(path: str | Path, num_players: int | None = None,
+                num_deals: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """``(metadata, state_dict as numpy arrays)`` of a ``.zip`` or ``.pt`` policy file.
 
     Raises ``FileNotFoundError`` for a missing file and ``PolicyLoadError`` for anything
-    that is not a readable policy. Never unpickles."""
+    that is not a readable policy. Never unpickles. ``num_players``/``num_deals`` only
+    choose the table of an SB3 archive that was not saved here (``sb3_metadata``)."""
     p = resolve_path(path)
     if not p.exists():
         raise FileNotFoundError(f"policy file not found: {path} (shipped policies: "
@@ -172,12 +181,16 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         try:
             with zipfile.ZipFile(p) as archive:
                 names = set(archive.namelist())
-                if META_NAME not in names:
+                if META_NAME not in names and "data" not in names:
                     raise PolicyLoadError(
-                        f"{p}: an archive without {META_NAME}; it was not saved by "
-                        "train/sb3/run.py, so its observation layout cannot be checked"
+                        f"{p}: an archive with neither {META_NAME} nor SB3's data member, "
+                        "so its observation layout cannot be checked"
                     )
-                meta = json.loads(archive.read(META_NAME).decode("utf-8"))
+                meta = data = None
+                if META_NAME in names:
+                    meta = json.loads(archive.read(META_NAME).decode("utf-8"))
+                else:
+                    data = json.loads(archive.read("data").decode("utf-8"))
                 if "policy.pth" not in names:
                     raise PolicyLoadError(f"{p}: the archive holds no policy.pth weights")
                 raw = archive.read("policy.pth")
@@ -186,6 +199,10 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
                 raise
             raise PolicyLoadError(f"{p}: corrupt policy archive ({e})") from e
         state = _torch_load(io.BytesIO(raw), p)
+        if meta is None:
+            if not isinstance(state, dict):
+                raise PolicyLoadError(f"{p}: the weights are not a state dict")
+            meta = sb3_metadata(data, state, str(p), num_players, num_deals)
     else:
         data = _load_verified(p)
         if data.get("format") != POLICY_FORMAT:
@@ -200,6 +217,54 @@ def read_policy(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise PolicyLoadError(f"{p}: the weights are not a state dict")
     arrays = {k: v.detach().cpu().numpy() for k, v in state.items() if hasattr(v, "detach")}
     return meta, arrays
+
+
+def sb3_metadata(data: Any, state: dict, source: str, num_players: int | None = None,
+                 num_deals: int | None = None) -> dict:
+    """The metadata of an SB3 (Maskable)PPO archive saved elsewhere, from the readable
+    fields of its ``data`` JSON (never the pickled ones) and the weights' shapes: the
+    observation size gives the layout (version and table: the ``num_players`` whose size
+    fits at one deal, or at ``num_deals`` when given), ``policy_kwargs``' readable
+    ``activation_fn`` the activation (SB3's default Tanh when absent). An observation
+    space that is not a flat ``Box`` of one of the layouts is a ``PolicyLoadError``."""
+    space = data.get("observation_space") if isinstance(data, dict) else None
+    shape = space.get("_shape") if isinstance(space, dict) else None
+    if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], int)):
+        raise PolicyLoadError(
+            f"{source}: an SB3 archive whose observation space is not a flat Box "
+            f"(readable shape {shape!r}); a policy of the gymnasium views PisYedili-v0 or "
+            "PisYedili-Events-v0 plays here")
+    size = shape[0]
+    counts = sorted({1, num_deals or 1})  # a deal-level network also plays a match table
+    fits = [(n, d, v) for v in LAYOUT_VERSIONS for n in range(2, 8) for d in counts
+            if (num_players is None or n == num_players) and Layout.of(n, d, v).size == size]
+    if len(fits) != 1:
+        table = (f"{num_players or '2..7'} players and "
+                 f"{' or '.join(map(str, counts))} deal(s)")
+        what = "several observation layouts" if fits else "no observation layout"
+        alone = [f"{n} players at one deal (layout {v})" for v in LAYOUT_VERSIONS
+                 for n in range(2, 8) if Layout.of(n, 1, v).size == size]
+        raise PolicyLoadError(
+            f"{source}: an SB3 archive with observations of size {size}, which is {what} "
+            f"of {table}" + (f"; it fits {alone[0]}" if alone and not fits else "")
+            + "; pass the num_players/num_deals it was trained for")
+    n, deals, version = fits[0]
+    kwargs = data.get("policy_kwargs") if isinstance(data.get("policy_kwargs"), dict) else {}
+    activation = str(kwargs.get("activation_fn", "Tanh")).lower()
+    found = [a for a in ACTIVATIONS if a in activation]
+    if len(found) != 1:
+        raise PolicyLoadError(f"{source}: activation {kwargs.get('activation_fn')!r}; this "
+                              f"reader runs {', '.join(ACTIVATIONS)}")
+
+    def widths(net: str) -> list[int]:
+        keys = sorted((k for k in state if k.startswith(f"mlp_extractor.{net}.")
+                       and k.endswith(".weight")), key=lambda k: int(k.split(".")[2]))
+        return [int(np.shape(state[k])[0]) for k in keys]
+
+    return make_metadata(rules={"num_players": n, "num_deals": deals},
+                         net_arch={"pi": widths("policy_net"), "vf": widths("value_net")},
+                         activation=found[0], features=["obs"], layout_version=version,
+                         extra={"source": "sb3"})
 
 
 def _shipped_policies() -> list[str]:
@@ -330,14 +395,16 @@ class NumpyPolicy:
 def load_policy(path: str | Path, num_players: int | None = None,
                 num_deals: int | None = None) -> NumpyPolicy:
     """A ``NumpyPolicy`` from a file, checked against the table when its size is given."""
-    meta, state = read_policy(path)
+    meta, state = read_policy(path, num_players, num_deals)
     if num_players is not None:
         check_layout(meta, num_players, num_deals or 1, source=str(path))
     return NumpyPolicy(meta, state)
 
 
 class PPOAgent(Agent):
-    """A trained policy (``train/sb3/run.py``) from a ``.zip`` or weights-only ``.pt`` file.
+    """A trained policy (``train/sb3/run.py``, or any SB3 (Maskable)PPO ``MlpPolicy`` of the
+    gymnasium views: ``sb3_metadata``) from a ``.zip`` or weights-only ``.pt`` file, at
+    the table of ``num_players`` and ``num_deals``, by default the file's.
 
     A network trained on single deals (``num_deals=1``, the shipped ones) plays at a match
     table of any length: each observation is cut down to the deal observation it was
@@ -354,15 +421,19 @@ class PPOAgent(Agent):
     name = "ppo"
     reads_later_layouts = False  # a network reads exactly the layout it was trained on
 
-    def __init__(self, path: str | Path | None = None, num_players: int = 2, num_deals: int = 1,
-                 seed: int | None = None, deterministic: bool = True):
-        super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
+    def __init__(self, path: str | Path | None = None, num_players: int | None = None,
+                 num_deals: int | None = None, seed: int | None = None,
+                 deterministic: bool = True):
         if path is None:
             raise ValueError('the "ppo" agent needs path= to a policy file, e.g. '
                              'agents.make("ppo", path="models/ppo_2p.zip")')
+        # The table defaults to the file's (an SB3 archive saved elsewhere: one deal).
+        meta, state = read_policy(path, num_players, num_deals)
+        num_players = int(meta["num_players"]) if num_players is None else num_players
+        num_deals = int(meta["num_deals"]) if num_deals is None else num_deals
+        super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
         self.path = str(path)
         self.deterministic = deterministic
-        meta, state = read_policy(path)
         deal_level = meta["num_deals"] == 1 and num_deals > 1
         check_layout(meta, num_players, 1 if deal_level else num_deals, source=str(path))
         self.policy = NumpyPolicy(meta, state)
