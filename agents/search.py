@@ -2,8 +2,8 @@
 (``agents.belief``, ``agents.belief.tracker``), heuristic (or network) rollouts on the batched
 numba engine.
 
-Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic
-(issue 13); dealt from what the opponents revealed, it can be. At each decision with more
+Why: a search over hidden cards dealt uniformly is worth nothing against the heuristic;
+dealt from what the opponents revealed, it can be. At each decision with more
 than one legal action the bot
 
 1. updates what it knows of the deal (it sees every observation of its seat, also forced
@@ -387,22 +387,5 @@ class _torch_threads:
         return False
 
 
-def main(argv=None) -> int:
-    """``python -m agents.search`` used to time the bot (``--timing``) and compare two
-    tournaments (``--compare``). A bot module has one job, so it now names the commands
-    that do those and exits with 2, whatever the arguments."""
-    from agents.common.cli import error_exit
-
-    return error_exit("python -m agents.search", "the search bot has no command line: "
-                      "time it with python -m benchmarks.search (was --timing); pair two "
-                      "tournaments with python -m agents.tournament compare A/deals.csv "
-                      "B/deals.csv (was --compare)")
-
-
 __all__ = ["DEFAULT_ROLLOUTS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
            "BatchedRollouts", "SearchAgent", "rollout_network"]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-

@@ -17,7 +17,6 @@ CASES = [
      ["compare", "nowhere/a.csv", "nowhere/b.csv"]),
     ("agents.ui.play", "python -m agents.ui.play", ["--rules", "nowhere.yaml"]),
     ("agents.ui.web.server", "pis-serve", ["--option", "bogus=1"]),
-    ("agents.search", "python -m agents.search", ["--timing"]),
     ("train.sb3.run", "python train/ppo.py", ["bogus=1"]),
     ("train.expert.iteration", "python train/expert_iteration.py", ["bogus=1"]),
     ("train.rllib.ppo", "python train/rllib_ppo.py", ["bogus=1"]),

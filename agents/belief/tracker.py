@@ -2,7 +2,7 @@
 holds each card it has not seen, from public information only.
 
 Why: a search that deals the hidden cards uniformly learns nothing from what the
-opponents did (issue 13: uniform determinizations are worth nothing against the
+opponents did (uniform determinizations are worth nothing against the
 heuristic). The opponents' draws, plays, passes and nominations say a lot about their
 hands; this module keeps that public history and turns it into probabilities.
 

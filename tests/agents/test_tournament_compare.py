@@ -1,11 +1,9 @@
-"""``python -m agents.tournament compare``: two tournaments' deals.csv paired deal by deal
-(what ``python -m agents.search --compare`` did before the bot module lost its tools)."""
+"""``python -m agents.tournament compare``: two tournaments' deals.csv paired deal by deal."""
 
 from __future__ import annotations
 
 import math
 
-from agents.search import main as search_main
 from agents.tournament.cli import main
 
 HEAD = "table,deal,rotation,seat,agent,charge,winner,end_reason,decisions\n"
@@ -37,10 +35,3 @@ def test_compare_refuses_files_with_nothing_in_common(tmp_path, capsys):
     (tmp_path / "x.csv").write_text("a,b\n1,2\n")
     assert main(["compare", a, str(tmp_path / "x.csv"), "--prefix", "ppo"]) == 2
     assert "not a tournament deals.csv" in capsys.readouterr().err
-
-
-def test_the_search_module_points_to_the_new_commands(capsys):
-    assert search_main(["--compare", "a.csv", "b.csv"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("python -m agents.search: error:")
-    assert "python -m agents.tournament compare" in err and "python -m benchmarks.search" in err

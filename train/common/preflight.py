@@ -1,8 +1,8 @@
 """Checks a training run makes before it creates its run directory or takes a step.
 
-A bad opponent file or a policy made for another table used to surface as a traceback
-minutes into a run (at the first league game, or in the final evaluation), after the
-run directory had been created. ``check_run`` builds every agent the run will seat —
+Why: a bad opponent file or a policy made for another table would otherwise surface as a
+traceback minutes into a run (at the first league game, or in the final evaluation), after
+the run directory had been created. ``check_run`` builds every agent the run will seat —
 league opponents, the pretraining teacher, evaluation opponents — at the run's table,
 reads the ``init_policy`` and the ``pretrain.data`` files,
 and checks where the VecEnv factory comes from, so that every such mistake is a

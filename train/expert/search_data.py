@@ -1,4 +1,4 @@
-"""Search-labelled positions: the labelling stage of expert iteration (issue 13).
+"""Search-labelled positions: the labelling stage of expert iteration.
 
 The strongest bot we have is a search (``agents.make("mc")``); a network learns from it
 by imitating its judgement of positions. This module makes that data set in two stages,

@@ -6,7 +6,6 @@ forfeits, features, match results), the same core as the gymnasium ``VectorEnv``
 This module imports stable-baselines3 (and torch for :class:`TorchPolicy`, which lives in
 ``agents.batched_policy`` so that ``agents.search`` shares it; re-exported here): it is training
 code (the ``[train]`` extra), one layer above ``pis_env.batched``, which never imports it.
-It was ``pis_env.batched.vec_env`` before the layers were made one-way (issue 12).
 
 Each of the ``num_envs`` games is one learner seat against opponents; an episode is a
 match (``num_deals`` deals), as in :class:`pis_env.wrappers.SingleAgentEnv`, whose spaces
