@@ -1,4 +1,4 @@
-"""The layers are one-way and every fact has one source (issue 12).
+"""The layers are one-way and every fact has one source.
 
 ``pis_env`` (cards -> engine -> observation -> env -> wrappers, and the batched rules
 kernels) imports nothing above it; ``agents`` imports nothing of ``train``. The checks read

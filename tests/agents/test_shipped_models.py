@@ -3,7 +3,7 @@
 ``tests/fixtures/shipped_positions.npz`` holds observations and masks from seeded
 heuristic games (2 and 4 players) and the actions every shipped policy chose there
 (``.zip`` and ``.pt`` alike): ``actions_2p`` / ``actions_4p`` are the first bots' moves,
-recorded before the architecture work of issue 12 and kept for ``models/ppo_*_v2`` (the
+the first recording, kept for ``models/ppo_*_v2`` (the
 same files under their versioned names); ``actions_<model>`` are the later models'.
 Record a deliberately retrained model (a new entry of ``MODELS``; the older records are
 never touched) with ``python scripts/record_shipped_moves.py``.

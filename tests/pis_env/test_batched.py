@@ -1,4 +1,4 @@
-"""The batched engine against the reference engine, step by step (issue 6).
+"""The batched engine against the reference engine, step by step.
 
 The differential runs deal thousands of stacked decks (seeded permutations) to both the
 batched engine and ``GameState``, drive them with the same random legal actions (the

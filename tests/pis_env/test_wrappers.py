@@ -96,7 +96,7 @@ def test_maskable_ppo_smoke_run():
             obs, _ = env.reset()
 
 
-# ---------------------------------------------------------------------- seeding (issue 11)
+# ---------------------------------------------------------------------- seeding
 @pytest.mark.parametrize("options", [{}, {"num_players": 4}, {"num_deals": 2}])
 def test_gymnasium_check_env_passes(options):
     """gymnasium's checker steps two resets from one seed and compares them: the

@@ -1,6 +1,6 @@
 """The typed training config (``train/sb3/config.py``, OmegaConf structured configs): help for
 every key, clear errors, TensorBoard's hyperparameters text, run directories written
-before the change, and the entry point without an installed package (issue 12)."""
+before the change, and the entry point without an installed package."""
 
 from __future__ import annotations
 

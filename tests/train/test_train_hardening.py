@@ -1,5 +1,5 @@
 """Training as a hostile or unlucky user meets it: overrides on resume, damaged and crafted
-files, mistakes caught before any work, a clean command line (issue 11)."""
+files, mistakes caught before any work, a clean command line."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pretraining (imitation) collects its data from the run's own VecEnv: with
-``vec_env=batched`` one env stack, the numba engine, serves imitation and PPO (issue 12)."""
+``vec_env=batched`` one env stack, the numba engine, serves imitation and PPO."""
 
 from __future__ import annotations
 

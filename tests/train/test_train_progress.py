@@ -1,5 +1,5 @@
 """Progress shows the limit that will stop the run: the time budget when ``max_minutes``
-binds (the default run), the step count otherwise (issue 12)."""
+binds (the default run), the step count otherwise."""
 
 from __future__ import annotations
 
