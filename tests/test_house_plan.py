@@ -15,10 +15,10 @@ import importlib
 import json
 import pkgutil
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("pis_env", "agents", "train")
