@@ -54,31 +54,43 @@ def _browser_paths() -> tuple[str, str]:
     return chromium, driver
 
 
-@pytest.fixture(scope="module")
-def server():
-    """The app on a free port in a thread: ``(base_url, app)``."""
+def serve(*argv: str):
+    """``pis-serve ARGV`` on a free port in a thread, as ``main`` runs it (uvicorn with
+    the request deadline and the concurrency limit): ``(base_url, app, stop)``."""
     try:
         import uvicorn
 
-        from agents.ui.web.server import app_from_args, build_parser
+        from agents.ui.web.server import app_from_args, build_parser, uvicorn_config
     except ImportError as e:
         pytest.fail(f"{e}: {INSTALL}", pytrace=False)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app = app_from_args(build_parser().parse_args(
-        ["--allow", f"random,{PPO}", "--seed", "0", "--delay", "0", "--bot-workers", "0",
-         "--show-bot-policy", "--port", str(port)]))
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    args = build_parser().parse_args(["--delay", "0", "--bot-workers", "0", "--port",
+                                      str(port), *argv])
+    app = app_from_args(args)
+    srv = uvicorn.Server(uvicorn_config(app, args))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not srv.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(timeout=10)
+
+    def stop():
+        srv.should_exit = True
+        thread.join(timeout=10)
+    return f"http://127.0.0.1:{port}", app, stop
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The app on a free port in a thread: ``(base_url, app)``; single deals, arranged
+    games allowed (the tests stack decks)."""
+    base, app, stop = serve("--allow", f"random,{PPO}", "--allow-arranged", "--seed", "0",
+                            "--deals", "1", "--show-bot-policy")
+    yield base, app
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +156,13 @@ def clickable(driver) -> list[int]:
                   for b in css(driver, "#play-view button[data-action]:not([disabled])"))
 
 
-def history(base: str, game_id: str) -> str:
-    with urllib.request.urlopen(f"{base}/api/games/{game_id}/history", timeout=10) as r:
+def history(base: str, game_id: str, driver) -> str:
+    """A finished game's history, fetched with the browser's session cookie (a game is
+    its session's only)."""
+    cookie = driver.get_cookie("pis_session")
+    request = urllib.request.Request(f"{base}/api/games/{game_id}/history",
+                                     headers={"Cookie": f"pis_session={cookie['value']}"})
+    with urllib.request.urlopen(request, timeout=10) as r:
         return r.read().decode()
 
 
@@ -222,7 +239,7 @@ def test_a_whole_deal_by_clicking(server, browser, capsys):
         data = settled(browser, version)
     assert nominated, "the deal ended before a Jack could be played"
     assert data["status"] == "match_over"
-    text = history(base, game_id)
+    text = history(base, game_id, browser)
     positions = live_positions(text)
     for version, (legal, hand, top, stock) in shown.items():
         game = positions[version]
@@ -362,7 +379,7 @@ def test_policy_view_shows_the_policys_probabilities(server, browser, capsys, on
         css(browser, "#play-view button[data-action]:not([disabled])")[0].click()
         data = settled(browser, int(data["version"]))
     assert panels
-    done = raw_env.from_history(history(base, data["game"]))
+    done = raw_env.from_history(history(base, data["game"], browser))
     env = raw_env(**done.rules.to_dict())
     env.reset(options={"deck": done.game.deal_decks[0], "dealer": done.game.deal_dealers[0]})
     last = None

@@ -9,6 +9,7 @@ const params = new URLSearchParams(window.location.search);
 const ui = {
   config: null,
   game: null,        // the last game state from the server
+  log: [],           // the game's move log so far (the server sends what is new)
   timer: null,       // pending bot move, or the next poll while a bot thinks
   busy: false,       // a request in flight
   replay: null,      // {summary, index, frame}
@@ -186,7 +187,57 @@ function policyNode(decision, title) {
 }
 
 // ------------------------------------------------------------------ play
-function renderGame(state) {
+// The server sends the move log from a version on (`log_from`): append what is new.
+// Returns false when the page lacks entries before it (it then asks for the whole log).
+function mergeLog(state) {
+  const same = ui.game && ui.game.id === state.id;
+  if (state.log_from === 0) {
+    ui.log = state.log.slice();
+  } else if (same && state.log_from <= ui.log.length) {
+    ui.log = ui.log.slice(0, state.log_from).concat(state.log);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The running score of a match: each finished deal's charges, then the totals.
+function scoresNode(state) {
+  const pos = state.position;
+  if (pos.num_deals <= 1) return null;
+  const head = el("tr", {}, el("th", {}, "Deal"), pos.names.map((name) => el("th", {}, name)));
+  const rows = [];
+  for (let d = 0; d < pos.num_deals; d++) {
+    const done = state.deals.find((x) => x.deal === d);
+    const live = !done && d === pos.deal && !pos.deal_over;
+    rows.push(el("tr", {"data-deal": d, class: live ? "current" : null},
+      el("td", {}, `${d + 1}`),
+      pos.names.map((_, i) => el("td", {class: "charge"},
+        done ? String(done.charges[i]) : live ? "…" : ""))));
+  }
+  rows.push(el("tr", {class: "totals"}, el("td", {}, "Total"),
+    pos.totals.map((t) => el("td", {class: "total"}, String(t)))));
+  return el("div", {},
+    el("h2", {}, `Match: ${pos.num_deals} deals, lowest total wins`),
+    el("table", {class: "charges", id: "score-table"}, el("thead", {}, head),
+       el("tbody", {}, rows)));
+}
+
+function matchVerdict(pos) {
+  if (pos.num_deals <= 1 || !pos.result || !pos.result.match_over) return null;
+  const low = Math.min(...pos.totals);
+  const best = pos.totals.map((t, i) => t === low ? i : -1).filter((i) => i >= 0);
+  const text = best.includes(0)
+    ? (best.length > 1 ? "You share the lowest total: the match is tied." : "You win the match!")
+    : `${best.map((i) => pos.names[i]).join(" and ")} win${best.length > 1 ? "" : "s"} the match.`;
+  return el("p", {id: "match-verdict"}, text);
+}
+
+async function renderGame(state) {
+  if (!mergeLog(state)) {
+    state = await api("GET", `/api/games/${state.id}?since=0`);
+    mergeLog(state);
+  }
   ui.game = state;
   const pos = state.position;
   const legal = new Set(state.legal.map((m) => m.action));
@@ -218,22 +269,27 @@ function renderGame(state) {
       : el("button", {type: "button", id: "play-again", onclick: () => newGame()}, "New game");
     const winner = pos.result.winners[0] ? "You win the deal!" : "The deal is lost.";
     result.replaceChildren(el("h2", {}, state.status === "match_over" ? "Game over" : "Deal over"),
-      el("p", {id: "verdict"}, winner), ...resultNode(pos.result, pos.names, pos.num_deals > 1), buttons);
+      el("p", {id: "verdict"}, winner), matchVerdict(pos),
+      ...resultNode(pos.result, pos.names, pos.num_deals > 1), buttons);
     result.hidden = false;
   } else {
     result.hidden = true;
     result.replaceChildren();
   }
 
+  $("#scores").replaceChildren(...[scoresNode(state)].filter(Boolean));
+  $("#scores").hidden = pos.num_deals <= 1;
+  $("#arranged").hidden = !state.arranged;
+
   const log = $("#log");
-  log.replaceChildren(...state.log.map((entry) => el("li", {"data-seat": entry.seat}, entry.text,
+  log.replaceChildren(...ui.log.map((entry) => el("li", {"data-seat": entry.seat}, entry.text,
     policyOn() && entry.policy
       ? el("span", {class: "p-inline"}, ` (p=${(100 * (entry.policy.moves.find(
           (m) => m.action === entry.action) || {p: 0}).p).toFixed(1)}%)`)
       : null)));
   log.scrollTop = log.scrollHeight;
 
-  const last = [...state.log].reverse().find((entry) => entry.policy);
+  const last = [...ui.log].reverse().find((entry) => entry.policy);
   const panel = $("#policy");
   panel.hidden = !policyOn();
   const shown = ui.config.show_bot_policy;
@@ -262,14 +318,16 @@ function renderGame(state) {
 }
 
 // A bot's move is started with `advance` after the delay, and made by the server off
-// the request path: until it is in (status "bot_thinking") the page polls the game.
+// the request path: until it is in (status "bot_thinking") the page polls the game. The
+// server shows a bot's move no sooner than `bot_min_ms` after it was asked for, so the
+// page waits only the rest of its delay.
 const POLL_MS = 100;
 
 function scheduleBot() {
   clearTimeout(ui.timer);
   ui.timer = null;
   if (ui.game && ui.game.status === "bot_turn") {
-    ui.timer = setTimeout(advance, delayMs());
+    ui.timer = setTimeout(advance, Math.max(0, delayMs() - ui.config.bot_min_ms));
   } else if (ui.game && ui.game.status === "bot_thinking") {
     ui.timer = setTimeout(poll, POLL_MS);
   }
@@ -278,8 +336,8 @@ function scheduleBot() {
 async function poll() {
   if (!ui.game || ui.busy) { scheduleBot(); return; }
   try {
-    const state = await api("GET", `/api/games/${ui.game.id}`);
-    renderGame(state);
+    const state = await api("GET", `/api/games/${ui.game.id}?since=${ui.game.version}`);
+    await renderGame(state);
   } catch (e) {
     showMessage(e.message);
   }
@@ -291,14 +349,14 @@ async function request(method, path, body) {
   try {
     const state = await api(method, path, body);
     clearMessage();
-    renderGame(state);
+    await renderGame(state);
   } catch (e) {
     showMessage(e.message);
     if (e.status === 503 && ui.game) {  // the bots are busy: ask again in a second
       clearTimeout(ui.timer);
       ui.timer = setTimeout(scheduleBot, 1000);
     } else if (e.status === 409 && ui.game) {  // stale view: show the game as it is now
-      try { renderGame(await api("GET", `/api/games/${ui.game.id}`)); } catch (e2) { /* shown */ }
+      try { await renderGame(await api("GET", `/api/games/${ui.game.id}?since=0`)); } catch (e2) { /* shown */ }
     }
   } finally {
     ui.busy = false;
@@ -338,14 +396,13 @@ async function loadReplay(text) {
   try {
     const summary = await api("POST", "/api/replays", {history: text});
     clearMessage();
-    ui.replay = {summary, index: 0, frame: null};
+    ui.replay = {summary, index: 0, frame: null, page: -1};
     const seat = $("#replay-seat");
     seat.replaceChildren(el("option", {value: "table"}, "Full table"),
       ...summary.names.map((name, i) => el("option", {value: String(i)}, `${name}'s view`)));
     $("#rp-slider").max = String(summary.frames - 1);
     $("#rp-jump").max = String(summary.frames - 1);
-    $("#replay-moves").replaceChildren(...summary.moves.map((m) =>
-      el("li", {"data-frame": m.frame, onclick: () => showFrame(m.frame)}, m.text)));
+    $("#replay-moves").replaceChildren();
     showTab("replay");
     await showFrame(0);
   } catch (e) {
@@ -353,9 +410,24 @@ async function loadReplay(text) {
   }
 }
 
+// The move list comes in pages (`moves_page` entries): the page holding frame k is shown.
+async function showMovesAround(k) {
+  const rp = ui.replay;
+  const size = rp.summary.moves_page;
+  const page = Math.floor(k / size);
+  if (page === rp.page) return;
+  const data = await api("GET", `/api/replays/${rp.summary.id}/moves?start=${page * size}&count=${size}`);
+  rp.page = page;
+  const list = $("#replay-moves");
+  list.start = page * size;
+  list.replaceChildren(...data.moves.map((m) =>
+    el("li", {"data-frame": m.frame, onclick: () => showFrame(m.frame)}, m.text)));
+}
+
 async function showFrame(k) {
   const rp = ui.replay;
   if (!rp) { showMessage("load a history file first"); return; }
+  try { await showMovesAround(k); } catch (e) { showMessage(e.message); }
   const view = $("#replay-seat").value || "table";
   try {
     const frame = await api("GET",
@@ -430,7 +502,7 @@ async function start() {
     localStorage.setItem("pis-delay", $("#delay").value);
   });
   $("#policy-toggle").addEventListener("change", () => {
-    if (ui.game) renderGame(ui.game);
+    if (ui.game) renderGame(Object.assign({}, ui.game, {log_from: 0, log: ui.log}));
     if (ui.replay) showFrame(ui.replay.index);
   });
   $("#tab-play").addEventListener("click", () => showTab("play"));
@@ -469,14 +541,21 @@ async function start() {
 
   // A stacked deck or seed in the address starts that game; otherwise this tab's game
   // (sessionStorage is per tab, so tabs play separate games) or a new one.
+  // Only a server started with --allow-arranged takes them (the game is then marked).
   const extra = {};
   if (params.get("deck")) extra.deck = params.get("deck").split(",");
   if (params.get("dealer")) extra.dealer = Number(params.get("dealer"));
   if (params.get("seed")) extra.seed = Number(params.get("seed"));
+  if (Object.keys(extra).length && !ui.config.allow_arranged) {
+    await newGame();
+    showMessage("this server deals every game itself: the seed, deck or dealer in the " +
+                "address was ignored (its operator can allow them with --allow-arranged)");
+    return;
+  }
   const saved = sessionStorage.getItem("pis-game");
   if (saved && Object.keys(extra).length === 0) {
     try {
-      renderGame(await api("GET", `/api/games/${saved}`));
+      await renderGame(await api("GET", `/api/games/${saved}?since=0`));
       return;
     } catch (e) {
       await newGame();
