@@ -4,7 +4,7 @@
 | Import             | `from pis_env import pis_yedili_v0`                    |
 |--------------------|--------------------------------------------------------|
 | Actions            | Discrete                                               |
-| Parallel API       | No                                                     |
+| Parallel API       | Yes, turn-based (`pis_yedili_v0.parallel_env()`)       |
 | Manual Control     | Yes (`python -m agents.ui.play`)                          |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`           |
 | Number of agents   | 2–7 (default 2)                                        |
@@ -67,6 +67,15 @@ per-player segments are relative: index 0 is the observer, then clockwise.
 `pis_env.decode_observation(vector, num_players, num_deals)` turns a vector back into
 these fields; `pis_env.segment_table` lists them.
 
+#### State
+
+`state()` is the whole deal for centralized critics (MAPPO-style), the same whoever asks:
+seat 0's observation, then the hidden cards as the privileged critic reads them
+(`pis_env.privileged`: every other hand clockwise from seat 0's left, the stock as a set,
+its next 4 cards in draw order), then the seat to move (one-hot, n) and whether it has
+drawn this turn. `state_space` is its `Box(0, 1, (S,), float32)`, S = L + 52 (n − 1) +
+260 + n + 1 (493 for 2 players at the v0 layout).
+
 #### Legal Actions Mask
 
 `action_mask[a]` is 1 when action `a` is legal for the agent to move, all zeros for the
@@ -98,6 +107,14 @@ rules, per deal the dealer, the deck, every reshuffle of the stock and the actio
 SHA-256 digest. `raw_env.from_history(text)` steps a new env through it to the same
 position; a malformed or altered history raises `pis_env.history.HistoryError`.
 
+### Parallel API
+
+`pis_yedili_v0.parallel_env(**options)` is PettingZoo's turn-based conversion
+(`pettingzoo.utils.conversions.turn_based_aec_to_parallel`) of `env(**options)`: each
+`step(actions)` plays the action of the agent to move (the mask of every other agent is
+all zeros, and its action is ignored) and returns every agent's observation;
+`infos[agent]["active_agent"]` names who moves next, and `state()` is the env's.
+
 ### Version History
 
 * v0: initial release.
@@ -110,12 +127,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from . import history as _history
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
 from .observation import LAYOUT_VERSION, observation_encoder
+from .privileged import privileged_features, privileged_size
 from .rules import Rules
 from .scoring import deal_rewards
 
@@ -173,6 +192,13 @@ def env(**kwargs: Any) -> OrderEnforcingWrapper:
     return OrderEnforcingWrapper(raw_env(**kwargs))
 
 
+def parallel_env(**kwargs: Any) -> ParallelEnv[str, Observation, ActionType]:
+    """The environment as a PettingZoo ``ParallelEnv``: the turn-based conversion of
+    ``env(**kwargs)`` (module docstring, "Parallel API"); one game is one agent's move
+    at a time, so a step plays the action of the agent to move."""
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 class raw_env(AECEnv[str, Observation, ActionType]):
     """The Pis Yedili AEC environment; see the module docstring."""
 
@@ -206,6 +232,9 @@ class raw_env(AECEnv[str, Observation, ActionType]):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        #: ``state()``'s space: the whole deal, for centralized critics (module docstring).
+        self.state_space = spaces.Box(0.0, 1.0, (size + privileged_size(n) + n + 1,),
+                                      dtype=np.float32)
         self._rng: np.random.Generator | None = None
         self._game: GameState | None = None
         self._forfeits: dict[int, tuple[int, int]] = {}
@@ -337,6 +366,22 @@ class raw_env(AECEnv[str, Observation, ActionType]):
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The whole deal as one float32 vector (``state_space``), the same whichever agent
+        is to move or asks: seat 0's observation, every hidden card
+        (``pis_env.privileged.privileged_features`` from seat 0), the seat to move
+        one-hot and whether it has drawn. What a centralized critic reads."""
+        if self._game is None:
+            raise RuntimeError("state() called before reset()")
+        game = self.game
+        n = self.rules.num_players
+        turn = np.zeros(n + 1, dtype=np.float32)
+        if not game.deal_over:
+            turn[game.current] = 1.0
+            turn[n] = float(game.has_drawn)
+        return np.concatenate([self._encoder.encode(game, 0), privileged_features(game, 0),
+                               turn]).astype(np.float32, copy=False)
 
     def render(self) -> np.ndarray | str | None:
         """The table in ``render_mode``: an ``uint8[H, W, 3]`` frame (``"rgb_array"``), a

@@ -74,6 +74,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
 from . import aec as _v0
 from . import wrappers as _wrappers
 
@@ -94,6 +97,12 @@ def env(**kwargs: Any) -> _v0.OrderEnforcingWrapper:
     return _v0.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
+def parallel_env(**kwargs: Any) -> ParallelEnv[str, _v0.Observation, _v0.ActionType]:
+    """The v1 environment as a turn-based PettingZoo ``ParallelEnv`` (as
+    ``pis_yedili_v0.parallel_env``)."""
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 class SingleAgentEnv(_wrappers.SingleAgentEnv):
     """The gymnasium view (``gymnasium.make("PisYedili-Events-v0")``) over the v1 AEC env;
     its opponents are shown v1 observations too."""
@@ -101,4 +110,4 @@ class SingleAgentEnv(_wrappers.SingleAgentEnv):
     aec_class = raw_env
 
 
-__all__ = ["ENV_NAME", "LAYOUT_VERSION", "SingleAgentEnv", "env", "raw_env"]
+__all__ = ["ENV_NAME", "LAYOUT_VERSION", "SingleAgentEnv", "env", "parallel_env", "raw_env"]

@@ -3,6 +3,6 @@
 ``pis_env.aec`` holds the code and the manual of the environment.
 """
 
-from .aec import ENV_NAME, env, raw_env
+from .aec import ENV_NAME, env, parallel_env, raw_env
 
-__all__ = ["ENV_NAME", "env", "raw_env"]
+__all__ = ["ENV_NAME", "env", "parallel_env", "raw_env"]

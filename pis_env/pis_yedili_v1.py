@@ -4,6 +4,6 @@ Version 1 is version 0 with the public record in the observation; ``pis_env.aec_
 holds its code and its manual (the segment table).
 """
 
-from .aec_v1 import ENV_NAME, LAYOUT_VERSION, SingleAgentEnv, env, raw_env
+from .aec_v1 import ENV_NAME, LAYOUT_VERSION, SingleAgentEnv, env, parallel_env, raw_env
 
-__all__ = ["ENV_NAME", "LAYOUT_VERSION", "SingleAgentEnv", "env", "raw_env"]
+__all__ = ["ENV_NAME", "LAYOUT_VERSION", "SingleAgentEnv", "env", "parallel_env", "raw_env"]
