@@ -31,7 +31,7 @@ PANEL_REGISTRY = {
     "suit_keeper": "agents.panel.bots:SuitKeeperAgent",
     "drawer": "agents.panel.bots:DrawerAgent",
     "jack_happy": "agents.panel.bots:JackHappyAgent",
-    "ppo_v2": "agents.panel.networks:PPOv2Agent",
+    "ppo_v2": "agents.panel.networks:ppo_v2",
     "attacker": "agents.panel.evaluation:AttackerAgent",
     "rank_switcher": "agents.panel.evaluation:RankSwitcherAgent",
     "counter": "agents.panel.evaluation:CounterAgent",

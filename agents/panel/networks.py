@@ -1,13 +1,17 @@
 """The panel's network member: ``ppo_v2``, the project's previous shipped network (v2, the
 start of the v3 bots' expert iteration), for the table size it sits at.
 
-``PPOv2Agent`` is ``agents.ppo.PPOAgent`` on ``models/ppo_{n}p_v2.zip``;
+``PPOv2Agent`` is ``agents.ppo.PPOAgent`` on ``models/ppo_{n}p_v2.zip``; ``ppo_v2`` (the
+registered factory) builds it once per process and table and hands out copies, since a
+tournament builds a bot for every deal and reading the file dominates a deal's time;
 ``NetworkGamePolicy`` plays a policy file on a ``BatchedGame`` with the interface of the
 other batched panel policies (``policy(game) -> actions``, ``-1`` where the match is over):
 the observations and masks of the games still playing, one argmax forward pass.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -26,6 +30,22 @@ class PPOv2Agent(PPOAgent):
                  **kwargs):
         super().__init__(path=V2_PATH.format(n=num_players), num_players=num_players,
                          num_deals=num_deals, seed=seed, **kwargs)
+
+
+_PROTOTYPES: dict[tuple, PPOv2Agent] = {}
+
+
+def ppo_v2(num_players: int = 2, num_deals: int = 1, seed: int | None = None,
+           deterministic: bool = True) -> PPOv2Agent:
+    """A ``PPOv2Agent`` for the table, seeded by ``seed``: a copy of one built once per
+    process (the network's weights are shared, read only; the generator is its own)."""
+    key = (num_players, num_deals, bool(deterministic))
+    if key not in _PROTOTYPES:
+        _PROTOTYPES[key] = PPOv2Agent(num_players, num_deals, deterministic=deterministic)
+    agent = copy.copy(_PROTOTYPES[key])
+    agent.seed = seed
+    agent.rng = np.random.default_rng(seed)
+    return agent
 
 
 class NetworkGamePolicy:
@@ -59,4 +79,4 @@ class NetworkGamePolicy:
         return f"NetworkGamePolicy({self.name!r})"
 
 
-__all__ = ["V2_PATH", "NetworkGamePolicy", "PPOv2Agent"]
+__all__ = ["V2_PATH", "NetworkGamePolicy", "PPOv2Agent", "ppo_v2"]

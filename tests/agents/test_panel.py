@@ -170,6 +170,30 @@ def test_random_is_uniform_and_style_bots_keep_their_epsilon():
     assert agents.make("greedy_eps").epsilon == 0.3
 
 
+def test_model_set_opponent_models_are_the_bots_move_probabilities():
+    from agents.panel.models import panel_model
+
+    game = BatchedGame(48, Rules(num_players=3), seed=9)
+    rnd = RandomPolicy(48, seed=10)
+    names = [m for m in MODEL_SET if m not in NOT_BATCHED and m != "ppo_v2"]
+    models = {name: panel_model(name, 3, epsilon=0.2) for name in names}
+    for _ in range(25):
+        rows = game.st[game.st[:, K.LEGAL] != 0]
+        for name, model in models.items():
+            total = sum(model.probs(rows, np.full(rows.shape[0], a), game.cfg)
+                        for a in range(K.NUM_ACTIONS))
+            np.testing.assert_allclose(total, 1.0, err_msg=name)
+            if name in STYLE_BOTS:
+                style, bot_eps = STYLE_BOTS[name]
+                base = PanelPolicy(1, style).base_actions(rows)
+                floor = (1 - 0.2) * (1 - bot_eps)
+                assert (model.probs(rows, base, game.cfg) >= floor - 1e-12).all(), name
+        game.step(rnd(game), auto_reset=True)
+    for name in EVALUATION_SET:
+        with pytest.raises(ValueError, match="evaluation set"):
+            panel_model(name)
+
+
 # ---------------------------------------------------------------------- the split
 def test_the_sets_are_disjoint_and_held_out_is_evaluation():
     assert not set(MODEL_SET) & set(EVALUATION_SET)
