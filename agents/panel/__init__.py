@@ -8,7 +8,8 @@ set and an evaluation set.
 * :data:`EVALUATION_SET`: bots that nothing in training or modelling may use, so that a
   score against them measures play against strangers. ``tests/agents/test_panel.py``
   fails when a config's league, teacher or opponents, a ``DEFAULT_*`` constant, an
-  opponent-model spec or a rollout policy names one (``eval`` sections may).
+  opponent-model spec or a rollout policy names one (``eval`` sections may);
+  :func:`evaluation_names` finds them in a config, for a config check to refuse.
 
 Why one place: the split is only worth something if it is never crossed, and a test can
 only guard a split it can read.
@@ -63,11 +64,42 @@ def panel() -> tuple[str, ...]:
     return MODEL_SET + EVALUATION_SET
 
 
-def is_evaluation(spec: str) -> bool:
-    """Whether an agent spec (``name``, ``name?k=v``) names an evaluation-set bot, by its
-    name or (``held_out?variant=...``) by the class its name builds."""
-    base = str(spec).strip().partition("?")[0]
-    return base in EVALUATION_SET
+def spec_names(spec: str) -> list[str]:
+    """The agent names in a spec string: ``"heuristic"``, ``"held_out?variant=x"``
+    (``held_out``), an opponent-model mixture ``"heuristic:0.5,uniform:0.5"``
+    (``heuristic``, ``uniform``), ``"ppo:PATH"`` (``ppo``)."""
+    names = []
+    for part in str(spec).split(","):
+        base = part.strip().partition("?")[0]
+        head, sep, tail = base.rpartition(":")
+        if sep:
+            try:
+                float(tail)
+                base = head  # a mixture weight
+            except ValueError:
+                base = head if head == "ppo" else base
+        names.append(base.strip())
+    return names
+
+
+def evaluation_names(value, path: tuple = ()) -> list[tuple[tuple, str]]:
+    """``(path, name)`` of every evaluation-set bot named in a config value (a parsed
+    YAML file or a schema's defaults) outside the sections whose key is ``eval``: in
+    strings, list items and mapping keys, read as agent specs (:func:`spec_names`). A
+    config that may feed training or modelling should find none."""
+    if any(str(p) == "eval" for p in path):
+        return []
+    found = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += [(path + (k,), n) for n in spec_names(k) if n in EVALUATION_SET]
+            found += evaluation_names(v, path + (k,))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found += evaluation_names(v, path + (i,))
+    elif isinstance(value, str):
+        found += [(path, n) for n in spec_names(value) if n in EVALUATION_SET]
+    return found
 
 
 def batched_policy(name: str, num_games: int, rules=None, seed: int | None = None):
@@ -100,8 +132,10 @@ def batched_policy(name: str, num_games: int, rules=None, seed: int | None = Non
 
     # random: any style with every move at random
     style, epsilon = STYLE_BOTS.get(name, ("greedy", 1.0))
-    return PanelPolicy(num_games, style, epsilon, seed=seed)
+    policy = PanelPolicy(num_games, style, epsilon, seed=seed)
+    policy.name = name
+    return policy
 
 
 __all__ = ["EVALUATION_SET", "MODEL_SET", "NOT_BATCHED", "PANEL_REGISTRY", "STYLE_BOTS",
-           "batched_policy", "is_evaluation", "panel"]
+           "batched_policy", "evaluation_names", "panel", "spec_names"]

@@ -26,6 +26,7 @@ from pis_env.cards import (
     CARD_POINTS,
     EIGHT,
     FULL_DECK,
+    JACK,
     JACKS,
     RANK_MASKS,
     SEVEN,
@@ -128,7 +129,7 @@ class RankSwitcherAgent(_ReadingAgent):
                stock, discard, voids) -> int:
         def long_key(s):
             return (_suit_count(hand, s), sum(CARD_POINTS[c] for c in range(13 * s, 13 * s + 13)
-                                              if (hand >> c) & 1 and c % 13 != 9))
+                                              if (hand >> c) & 1 and c % 13 != JACK))
 
         if phase == NOMINATE:
             return _nominate(legal, long_key)

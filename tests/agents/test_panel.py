@@ -30,7 +30,9 @@ from agents.panel import (
     PANEL_REGISTRY,
     STYLE_BOTS,
     batched_policy,
+    evaluation_names,
     panel,
+    spec_names,
 )
 from agents.panel.batched import PanelPolicy, mix
 from agents.panel.bots import StyleAgent
@@ -201,41 +203,6 @@ def test_the_sets_are_disjoint_and_held_out_is_evaluation():
     assert len(EVALUATION_SET) >= 4
     for name in panel():
         assert name in agents.REGISTRY, name
-
-
-def spec_names(text: str) -> list[str]:
-    """The agent names in a spec string: ``"heuristic"``, ``"held_out?variant=x"``,
-    mixtures ``"heuristic:0.5,uniform:0.5"``, ``"ppo:PATH"`` (``ppo``)."""
-    names = []
-    for part in str(text).split(","):
-        base = part.strip().partition("?")[0]
-        head, sep, tail = base.rpartition(":")
-        if sep:
-            try:
-                float(tail)
-                base = head  # a mixture weight
-            except ValueError:
-                base = head if head == "ppo" else base
-        names.append(base.strip())
-    return names
-
-
-def evaluation_names(value, path: tuple = ()) -> list[tuple[tuple, str]]:
-    """(path, name) of every evaluation-set bot named in a config value, outside the
-    sections whose key is ``eval``: in strings, lists and mapping keys."""
-    if any(str(p) == "eval" for p in path):
-        return []
-    found = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found += [(path + (k,), n) for n in spec_names(k) if n in EVALUATION_SET]
-            found += evaluation_names(v, path + (k,))
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            found += evaluation_names(v, path + (i,))
-    elif isinstance(value, str):
-        found += [(path, n) for n in spec_names(value) if n in EVALUATION_SET]
-    return found
 
 
 def test_the_scanner_finds_evaluation_bots_outside_eval_sections():
