@@ -12,7 +12,10 @@ Each file is a ``deals.csv`` of ``TournamentResult.save`` (one row per seat of e
 deal). The agent compared is the one whose spec starts with ``prefix`` in each file
 (``search`` matches ``search?rollouts=256`` too); its deal wins are paired by
 ``(deal, rotation)``, and the mean difference A - B gets a 95% normal interval
-(``agents.tournament.stats.mean_ci``).
+(``agents.tournament.stats.mean_ci``). A win shared by ``w`` seats counts ``1/w``, as in the
+win rate. Two match-mode tournaments (``--option num_deals=4``) pair the same way, match
+by match: their ``deals.csv`` rows are matches and ``winner`` marks the match winners (a
+tie on totals marks every tied seat, so each counts a share).
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ from agents.tournament.stats import mean_ci
 
 
 def seat_wins(path: str, prefix: str) -> dict[tuple[str, str], float]:
-    """``{(deal, rotation): win share}`` of the agent whose spec starts with ``prefix``."""
-    out = {}
+    """``{(deal, rotation): win share}`` of the agent whose spec starts with ``prefix``
+    (``1/w`` of a win shared by ``w`` seats of that game)."""
+    out: dict[tuple[str, str], float] = {}
+    out_game: dict[tuple[str, str], tuple[str, str, str]] = {}
+    winners: dict[tuple[str, str, str], int] = {}
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         missing = {"deal", "rotation", "agent", "winner"} - set(reader.fieldnames or ())
@@ -35,9 +41,13 @@ def seat_wins(path: str, prefix: str) -> dict[tuple[str, str], float]:
             raise ValueError(f"{path}: not a tournament deals.csv (no column "
                              f"{', '.join(sorted(missing))})")
         for row in reader:
+            game = (row.get("table", ""), row["deal"], row["rotation"])
+            won = float(row["winner"])
+            winners[game] = winners.get(game, 0) + (won > 0)
             if row["agent"].startswith(prefix):
-                out[(row["deal"], row["rotation"])] = float(row["winner"])
-    return out
+                out[(row["deal"], row["rotation"])] = won
+                out_game[(row["deal"], row["rotation"])] = game
+    return {k: (v / winners[out_game[k]] if v else 0.0) for k, v in out.items()}
 
 
 def paired_difference(deals_a: str, deals_b: str, prefix: str = "search") -> tuple:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.tournament.deals import agent_seed, deal_setup, env_seed
+from agents.tournament.matches import build_seat, match_setup, play_match
 from agents.tournament.results import TournamentResult
-from agents.tournament.specs import build_agent
+from agents.tournament.worker import seat_observation
 
 
 def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> list[Path]:
@@ -17,31 +18,44 @@ def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> l
     ``export_history()`` JSON files in ``out_dir``, with ``index.json`` naming who sat
     where. Each game is played again from its seeds (deck, dealer, agent seeds: results
     never depend on the worker that played them), and a game whose charges differ from
-    the tournament's is an error rather than a wrong record."""
+    the tournament's is an error rather than a wrong record. In match mode a game is a
+    whole match (its history holds every deal)."""
     from pis_env import raw_env
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = raw_env(**result.rules)
-    n, seed = result.num_players, result.seed
+    n, seed, num_deals = result.num_players, result.seed, result.num_deals
+    encoders: dict = {}
     index: list[dict[str, Any]] = []
     games = ((t, d, r) for t in range(len(result.table_results))
              for d in range(result.deals) for r in range(n))
     for t, d, r in itertools.islice(games, count):
         labels = result.table_results[t].seating[r]
-        players = [build_agent(result.specs[labels[s]], n, agent_seed(seed, d, r, s))
+        players = [build_seat(result.specs[labels[s]], n, agent_seed(seed, d, r, s), num_deals)
                    for s in range(n)]
-        deck, dealer = deal_setup(seed, d, n)
-        env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
-        while not env.game.deal_over:
-            s = env.game.current
-            env.step(players[s].act(env.observe(env.possible_agents[s])))
-        if env.game.charges != result.table_results[t].charges[d, r].tolist():
+        if num_deals > 1:
+            decks, dealer = match_setup(seed, d, n, num_deals)
+
+            versions = [getattr(p, "layout_version", env.layout_version) for p in players]
+
+            def move(s: int, _deal: int, players=players, versions=versions) -> None:
+                env.step(players[s].act(seat_observation(env, s, versions[s], encoders)))
+
+            charges, *_ = play_match(env, players, decks, dealer, env_seed(seed, d), move)
+        else:
+            deck, dealer = deal_setup(seed, d, n)
+            env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
+            while not env.game.deal_over:
+                s = env.game.current
+                env.step(players[s].act(env.observe(env.possible_agents[s])))
+            charges = env.game.charges
+        if charges != result.table_results[t].charges[d, r].tolist():
             raise RuntimeError(f"table {t}, deal {d}, rotation {r} played differently when "
                                "recorded: a bot does not play the same from the same seed")
         name = f"table{t}-deal{d}-rotation{r}.json"
         (out / name).write_text(env.export_history())
         index.append({"file": name, "table": t, "deal": d, "rotation": r,
-                      "seats": list(labels), "charges": list(env.game.charges or ())})
+                      "seats": list(labels), "charges": list(charges or ())})
     (out / "index.json").write_text(json.dumps(index, indent=1))
     return [out / g["file"] for g in index]

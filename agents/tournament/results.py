@@ -74,6 +74,18 @@ class TournamentResult:
     workers: int = 1
 
     # ------------------------------------------------------------ views
+    @property
+    def num_deals(self) -> int:
+        """Deals per game: 1, or the match mode's ``num_deals`` (then every count, win and
+        charge here is a match's: ``agents.tournament.matches``)."""
+        return int(self.rules.get("num_deals", 1))
+
+    def _game_words(self) -> tuple[str, str, str]:
+        """``(game, seat-games column, charge column)`` in the table's words."""
+        if self.num_deals > 1:
+            return "match", "seat-matches", "mean total"
+        return "deal", "seat-deals", "mean charge"
+
     def h2h_matrix(self) -> np.ndarray:
         """``M[i, j]``: agent i's head-to-head rate against agent j (NaN when they never
         met or i == j), in the order of ``agents``."""
@@ -100,14 +112,18 @@ class TournamentResult:
     def table(self) -> str:
         """A plain-text report: per-agent statistics, then the head-to-head matrix."""
         n = self.num_players
+        game, seat_games, charge = self._game_words()
+        what = (f"{self.deals} duplicate matches of {self.num_deals} deals"
+                if self.num_deals > 1 else f"{self.deals} duplicate deals")
         lines = [
-            f"Tournament: {len(self.agents)} agents, {n} players, {self.deals} duplicate deals "
+            f"Tournament: {len(self.agents)} agents, {n} players, {what} "
             f"x {n} seat rotations, {len(self.tables)} table(s), seed {self.seed}",
             f"Rules: {self.rules_text()}",
         ]
         if self.truncated:
-            lines.append(f"Truncated deals left out: {self.truncated}")
-        rows = [("agent", "seat-deals", "win rate", "95% CI", "mean charge", "95% CI",
+            lines.append(f"Truncated {game}{'es' if game == 'match' else 's'} left out: "
+                         f"{self.truncated}")
+        rows = [("agent", seat_games, "win rate", "95% CI", charge, "95% CI",
                  "OpenSkill mu", "sigma", "ordinal")]
         for s in self.ranking():
             rows.append((
@@ -118,7 +134,9 @@ class TournamentResult:
             ))
         lines += ["", *_format_rows(rows, right_from=1)]
         if len(self.agents) > 1:
-            what = "deal win rate" if n == 2 else "share of deals charged less"
+            what = (f"{game} win rate" if n == 2 else
+                    f"share of {game}es charged less" if game == "match" else
+                    "share of deals charged less")
             lines += ["", f"Head-to-head: row's {what} against column [95% Wilson interval]"]
             order = [s.label for s in self.ranking()]
             hrows = [("", *order)]
@@ -185,7 +203,9 @@ class TournamentResult:
 
     def deals_csv(self, path: str | Path) -> None:
         """Every seat of every played deal: table, deal, rotation, seat, agent, charge,
-        winner, end reason."""
+        winner, end reason. In match mode a row is a seat of a match: ``deal`` is the
+        match, ``charge`` its total, ``winner`` the match winner (a tie on totals marks
+        every tied seat), ``end_reason`` the last deal's, ``decisions`` the match's."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", newline="", encoding="utf-8") as f:
@@ -221,7 +241,7 @@ class TournamentResult:
         ax.bar(x, rate, yerr=err, capsize=5, color="tab:blue", alpha=0.8)
         ax.axhline(100 / self.num_players, color="grey", ls="--", lw=1, label="even share")
         ax.set_xticks(x, labels, rotation=20, ha="right")
-        ax.set_ylabel("deal win rate (%)")
+        ax.set_ylabel(f"{self._game_words()[0]} win rate (%)")
         ax.set_title("Win rate (95% Wilson interval)")
         ax.legend(loc="best", fontsize=8)
         ax = axes[1]
@@ -230,7 +250,8 @@ class TournamentResult:
                          [s.charge_high - s.mean_charge for s in order]])
         ax.bar(x, mean, yerr=np.nan_to_num(cerr), capsize=5, color="tab:red", alpha=0.8)
         ax.set_xticks(x, labels, rotation=20, ha="right")
-        ax.set_ylabel("mean charge per deal (points)")
+        ax.set_ylabel("mean total per match (points)" if self.num_deals > 1
+                      else "mean charge per deal (points)")
         ax.set_title("Mean charge (95% interval), lower is better")
         if panels == 3:
             ax = axes[2]
@@ -246,7 +267,8 @@ class TournamentResult:
             ax.set_title("Head-to-head: row vs column (%)")
             fig.colorbar(im, ax=ax, fraction=0.046)
         fig.suptitle(
-            f"{self.deals} duplicate deals, {self.num_players} players, seed {self.seed}",
+            f"{self.deals} duplicate {'matches' if self.num_deals > 1 else 'deals'}, "
+            f"{self.num_players} players, seed {self.seed}",
             fontsize=10,
         )
         fig.tight_layout()

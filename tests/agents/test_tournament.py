@@ -269,8 +269,8 @@ def test_explicit_tables_rules_and_truncation(tmp_path):
                          workers=1, progress=False)
     assert res.rules["draw_rule"] == "one"
     assert res.truncated == 20 and all(s.games == 0 for s in res.stats.values())
-    with pytest.raises(ValueError, match="num_deals"):
-        run_tournament(["random"], deals=2, rules={"num_deals": 4}, progress=False)
+    with pytest.raises(ValueError, match=r"num_deals=2, but the table plays 4-deal matches"):
+        run_tournament(["random?num_deals=2"], deals=2, rules={"num_deals": 4}, progress=False)
     with pytest.raises(ValueError, match="conflicts"):
         run_tournament(["random"], num_players=3, rules={"num_players": 4}, progress=False)
     with pytest.raises(ValueError, match="known agents"):
