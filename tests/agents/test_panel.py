@@ -314,3 +314,24 @@ def test_benchmark_cells_are_the_tournaments_win_rates():
                                                 for m in ("greedy", "heuristic")]))
     text = format_matrix(out)
     assert "mean, evaluation set" in text and "attacker" in text
+
+
+def test_table_shares_count_shared_wins_and_truncations_as_the_tournament_does():
+    from agents.tournament.results import summarize
+    from agents.tournament.worker import REASONS, TableResult
+    from benchmarks.panel import table_shares
+
+    rng = np.random.default_rng(1)
+    deals, n = 50, 3
+    lineup = ["bot", "m#1", "m#2"]
+    seating = [lineup[-r:] + lineup[:-r] for r in range(n)]
+    winners = rng.random((deals, n, n)) < 0.4  # ties included
+    reasons = rng.choice([0, 1, REASONS.index("truncated")], size=(deals, n)).astype(np.uint8)
+    tr = TableResult(lineup=lineup, seating=seating,
+                     charges=rng.integers(0, 50, (deals, n, n)).astype(np.int32),
+                     winners=winners, reasons=reasons,
+                     decisions=np.ones((deals, n), np.int32))
+    stats, *_ = summarize(lineup, {a: a for a in lineup}, [tr], deals)
+    wins, games = table_shares(tr, "bot")
+    assert wins.sum() == pytest.approx(stats["bot"].wins)
+    assert games.sum() == stats["bot"].games
