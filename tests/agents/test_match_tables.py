@@ -100,3 +100,50 @@ def test_a_match_network_plays_at_its_own_deal_count_only(tmp_path):
 def test_a_network_refuses_a_table_of_another_size():
     with pytest.raises(PolicyLoadError, match="trained for 2 players"):
         agents.make("ppo", path="ppo_2p", num_players=4, num_deals=4)
+
+
+#: Small budgets for the searching bots (the test is about playing matches, not strength;
+#: the default particle search's match scoring is tests/agents/test_match_value.py's).
+BUDGETS = {"search": {"rollouts": 16, "determinize": "hints"},
+           "mc": {"samples": 1, "rollouts": 1, "track": False}}
+
+
+def _match_bots(num_players: int) -> list[tuple[str, dict]]:
+    """Every registered bot but ``human`` (``ppo`` once per shipped policy of the table
+    size), with the keyword arguments it is built with."""
+    from pis_env.shipped import shipped_names
+
+    out = []
+    for name in sorted(agents.REGISTRY):
+        if name == "human":
+            continue
+        if name == "ppo":
+            out += [("ppo", {"path": p}) for p in shipped_names("model")
+                    if p.startswith(f"ppo_{num_players}p")]
+        else:
+            out.append((name, BUDGETS.get(name, {})))
+    return out
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_every_bot_plays_whole_four_deal_matches(num_players):
+    """Each bot sits at seat 0 of one four-deal match against heuristics, built through
+    ``agents.make(..., num_deals=4)``, and moves in every deal."""
+    bots = _match_bots(num_players)
+    assert {"ppo", "search", "mc", "heuristic", "random"} <= {name for name, _ in bots}
+    assert sum(name == "ppo" for name, _ in bots) >= 1
+    for k, (name, options) in enumerate(bots):
+        bot = agents.make(name, num_players=num_players, num_deals=4, seed=k, **options)
+        others = [agents.make("heuristic", num_players=num_players, num_deals=4)
+                  for _ in range(num_players - 1)]
+        players = [bot, *others]
+        env = raw_env(num_players=num_players, num_deals=4)
+        env.reset(seed=k)
+        game, moved_in = env.game, set()
+        while not game.match_over:
+            seat = game.current
+            if seat == 0:
+                moved_in.add(game.deal_index)
+            env.step(players[seat].act(env.observe(env.possible_agents[seat])))
+        assert game.end_reason != "truncated" and game.deal_index == 3, (name, options)
+        assert moved_in == {0, 1, 2, 3}, (name, options)
