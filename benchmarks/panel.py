@@ -10,10 +10,11 @@ Every (bot, member) pair is one table of ``agents.tournament.run_tournament`` (t
 then ``players - 1`` copies of the member), all tables in one tournament: the same decks
 (``--seed``) at every table, each under every seat rotation. A cell is the bot's win share
 at that table (a shared win counts ``1/w``; the deal win rate at two players) with Wilson's
-95% interval over its seat-deals, as the tournament reports win rates. A set's mean is the
-mean of its members' cells; its interval is over decks (each deck's mean share over the
-set's members is one observation: the rotations of a deck, and the tables sharing a deck,
-are correlated, decks are not). Truncated deals are left out, as in the tournament.
+95% interval over its seat-deals, as the tournament reports win rates. A set's mean is
+the mean over decks of each deck's mean share over the set's members (the mean of the
+cells when no deal is truncated), with a normal interval over decks: the rotations of a
+deck and the tables sharing it are correlated, decks are not. Truncated deals are left
+out, as in the tournament.
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = args.players
     bots = [b.replace("{n}", str(n)) for b in _names(args.bots)]
     members = _names(args.members)
+    if not bots or not members:
+        print("python -m benchmarks.panel: --bots and --members need at least one name each",
+              file=sys.stderr)
+        return 2
     unknown = [m for m in members if m not in panel()]
     if unknown:
         print(f"python -m benchmarks.panel: not panel members: {', '.join(unknown)} (the "
