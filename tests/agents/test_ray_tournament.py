@@ -83,6 +83,13 @@ def test_ray_backend_matches_local(local_ray):
     assert remote.workers == 2
     assert_same(local, remote)
     assert ray.is_initialized()  # a connection made by the caller is left open
+    # the match mode too: whole three-deal matches as Ray tasks, the same results
+    rules = {"num_deals": 3}
+    local = run_tournament(AGENTS, deals=4, seed=5, workers=1, progress=False, rules=rules)
+    remote = run_tournament(AGENTS, deals=4, seed=5, workers=2, progress=False, rules=rules,
+                            backend="ray")
+    assert remote.num_deals == 3 and "duplicate matches of 3 deals" in remote.table()
+    assert_same(local, remote)
 
 
 def test_two_node_cluster_matches_local(no_ray_left, monkeypatch):
