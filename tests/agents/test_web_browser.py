@@ -413,3 +413,56 @@ def test_the_page_runs_under_its_content_security_policy(server, browser):
     violations = [e["message"] for e in logs if "Content Security Policy" in e["message"]
                   or "Refused to" in e["message"]]
     assert not violations, violations
+
+
+# ---------------------------------------------------------------------- a match
+@pytest.fixture(scope="module")
+def match_server():
+    """``pis-serve`` as it starts by default (a four-deal match), random bots, arranged
+    games allowed."""
+    base, app, stop = serve("--bots", "random", "--allow-arranged")
+    yield base, app
+    stop()
+
+
+def test_a_match_shows_the_running_score_across_deals(match_server, browser):
+    base, app = match_server
+    browser.get(f"{base}/?delay=0&seed=3")
+    data = settled(browser)
+    assert css(browser, "#arranged")[0].is_displayed()  # a seed from the address
+    table = css(browser, "#score-table")[0]
+    assert "4 deals" in css(browser, "#scores h2")[0].text
+    assert len(table.find_elements("css selector", "tbody tr[data-deal]")) == 4
+    # the page's own functions play the deal out (clicks are the first test's)
+    browser.set_script_timeout(60)
+    status = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          while (ui.game.status !== "deal_over") {
+            if (ui.game.status === "your_turn" && !ui.busy) await playMove(ui.game.legal[0].action);
+            else await new Promise((r) => setTimeout(r, 5));
+          }
+          done(ui.game.status);
+        })();""")
+    assert status == "deal_over"
+    data = settled(browser)
+    session = app.state.games.peek(data["game"])
+    charges = session.deals[0]["charges"]
+
+    def row(deal):
+        return [td.text for td in css(browser, f"#score-table tr[data-deal='{deal}'] td")]
+    assert row(0) == ["1", *map(str, charges)]
+    totals = [td.text for td in css(browser, "#score-table tr.totals td")]
+    assert totals == ["Total", *map(str, charges)]
+    css(browser, "#next-deal")[0].click()
+    wait(browser, lambda d: css(d, "#score-table tr[data-deal='1'].current"),
+         "the second deal in play")
+    assert row(1)[1:] == ["…", "…"] and row(0) == ["1", *map(str, charges)]
+    browser.get(f"{base}/?delay=0")  # this tab's game again: the score is still there
+    settled(browser)
+    assert row(0) == ["1", *map(str, charges)]
+    assert css(browser, "#arranged")[0].is_displayed()
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{base}/?delay=0")  # a new game, dealt by the server
+    settled(browser)
+    assert not css(browser, "#arranged")[0].is_displayed()
