@@ -166,6 +166,23 @@ def test_every_batched_model_set_bot_plays_the_batched_engine(n):
         assert game.st[:, K.OVER].all(), name
 
 
+def test_the_v2_networks_batched_policy_makes_the_agents_moves():
+    game = BatchedGame(32, Rules(num_players=2), seed=8)
+    rnd = RandomPolicy(32, seed=9)
+    policy = batched_policy("ppo_v2", 32)
+    agent = agents.make("ppo_v2", num_players=2)
+    checked = 0
+    for _ in range(25):
+        batched = policy(game)
+        for b in range(32):
+            if game.masks[b].sum() > 1:
+                ob = {"observation": game.obs[b], "action_mask": game.masks[b]}
+                assert batched[b] == agent.act(ob)
+                checked += 1
+        game.step(rnd(game), auto_reset=True)
+    assert checked > 300
+
+
 def test_random_is_uniform_and_style_bots_keep_their_epsilon():
     assert STYLE_BOTS["greedy_eps"] == ("greedy", 0.3)
     assert batched_policy("random", 4).epsilon == 1.0
