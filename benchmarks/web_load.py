@@ -3,6 +3,11 @@
     python -m benchmarks.web_load                       # the figures of docs/browser-table.md
     python -m benchmarks.web_load --seconds 3 --clients 1,10 --search-clients 4
     python -m benchmarks.web_load --replay-rss 2000,10000,50000
+    python -m benchmarks.web_load --memory-games 40      # RSS of 40 search games, 64 MiB cap
+    python -m benchmarks.web_load --timing-seconds 60    # forced vs chosen bot moves by time
+
+Needs the ``web-bench`` extra (``pip install -e '.[web-bench]'``: the web extra and
+psutil).
 
 Starts its own ``pis-serve`` (a child process on a free 127.0.0.1 port, with its bot
 worker processes) and stops it at the end, whatever happens. Each client plays like the
@@ -17,9 +22,23 @@ each bot move and polls every ``--poll-ms`` until it is in, then the next game.
 
 Every phase is bounded by ``--seconds`` and ``--max-requests``. ``--replay-rss`` instead
 measures what replaying a long history costs the server's memory: for each length, a
-fresh process loads one history of that many moves through the app and prints the growth
-of its resident set. Figures are wall-clock on this machine, clients included (threads of
-this process): run it on a quiet machine.
+fresh server loads one history of that many moves and prints the growth of its resident
+set.
+
+``--memory-games N`` starts a server with ``--bots search --max-memory-mb 64`` (single
+deals), plays one game, then N more, each from a new browser session, and prints the
+growth of the resident memory summed over the server and its bot workers between the two
+(the issue's bound: at most the cap + 64 MiB).
+
+``--timing-seconds S`` plays ``search`` games for S seconds with the server's default
+``--bot-min-ms`` (``--delay``, ``--timing-delay``), times each bot move from the request
+that starts it to the poll that sees it, and reads from each finished game's history
+whether the bot had one legal move (forced) or more. It prints the balanced accuracy of
+the best response-time threshold (fitted on half the games, scored on the other half,
+and fitted on all of them), with the bot moves unpadded (``--bot-min-ms 0``) beside it.
+
+Figures are wall-clock on this machine, clients included (threads of this process): run
+it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -27,7 +46,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
 import socket
 import statistics
@@ -48,11 +66,11 @@ def free_port() -> int:
 class Server:
     """``pis-serve`` in a child process on a free loopback port."""
 
-    def __init__(self, *argv: str):
+    def __init__(self, *argv: str, delay: int = 0):
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agents.ui.web", "--host", "127.0.0.1", "--port",
-             str(self.port), "--delay", "0", *argv],
+             str(self.port), "--delay", str(delay), *argv],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def __enter__(self) -> Server:
@@ -80,10 +98,13 @@ class Server:
 
 
 class Client:
-    """One keep-alive connection; ``call`` returns ``(status, parsed JSON)``."""
+    """One keep-alive connection and one browser session (it keeps the session cookie
+    the server issues); ``call`` returns ``(status, parsed JSON)``."""
 
     def __init__(self, port: int):
+        self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.cookie: str | None = None
 
     def call(self, method: str, path: str, body: dict | None = None):
         headers = {}
@@ -91,9 +112,20 @@ class Client:
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        self.conn.request(method, path, body=data, headers=headers)
-        response = self.conn.getresponse()
-        return response.status, json.loads(response.read() or b"null")
+        if self.cookie:
+            headers["Cookie"] = self.cookie
+        try:
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionError):  # dropped: reconnect
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
+        issued = response.getheader("set-cookie")
+        if issued:
+            self.cookie = issued.split(";", 1)[0]
+        text = response.read() or b"null"
+        return response.status, (json.loads(text) if text[:1] in b"{[n" else text)
 
 
 class Phase:
@@ -135,27 +167,199 @@ def player(port: int, phase: Phase, bots: list[str], seed: int, poll: float,
         if status != 201:
             time.sleep(0.1)
             continue
-        gid = state["id"]
-        while phase.running() and state["status"] not in ("match_over", "broken"):
-            s = state["status"]
-            if s == "your_turn":
-                action = rng.choice(state["legal"])["action"]
-                status, new = call("POST", f"/api/games/{gid}/move",
-                                   {"action": action, "version": state["version"]})
-            elif s == "bot_turn":
-                status, new = call("POST", f"/api/games/{gid}/advance",
-                                   {"version": state["version"]})
-            elif s == "bot_thinking":
-                time.sleep(poll)
-                status, new = call("GET", f"/api/games/{gid}")
-            else:
-                status, new = call("POST", f"/api/games/{gid}/next-deal",
-                                   {"version": state["version"]})
-            if status >= 400:  # a stale view (409) or a busy server: look again
-                status, new = call("GET", f"/api/games/{gid}")
-                if status >= 400:
-                    break
-            state = new
+        play_game(call, state, rng, poll, phase.running)
+
+
+def play_game(call, state: dict, rng: random.Random, poll: float, running=lambda: True,
+              on_bot_move=None) -> dict:
+    """Play one game like the page with no delay, to its end (or until ``running()`` is
+    false); ``on_bot_move(version, seconds)`` for each bot move, timed from the request
+    that starts it to the poll that sees it. The last state."""
+    gid = state["id"]
+    started = None
+    while running() and state["status"] not in ("match_over", "broken"):
+        s = state["status"]
+        since = state["version"]
+        if s == "your_turn":
+            action = rng.choice(state["legal"])["action"]
+            status, new = call("POST", f"/api/games/{gid}/move",
+                               {"action": action, "version": state["version"]})
+        elif s == "bot_turn":
+            started = time.perf_counter()
+            status, new = call("POST", f"/api/games/{gid}/advance",
+                               {"version": state["version"]})
+        elif s == "bot_thinking":
+            time.sleep(poll)
+            status, new = call("GET", f"/api/games/{gid}?since={since}")
+        else:
+            status, new = call("POST", f"/api/games/{gid}/next-deal",
+                               {"version": state["version"]})
+        if status >= 400:  # a stale view (409) or a busy server: look again
+            status, new = call("GET", f"/api/games/{gid}?since={since}")
+            if status >= 400:
+                break
+        if (on_bot_move is not None and started is not None
+                and new["version"] > state["version"] and new["status"] != "bot_thinking"
+                and s in ("bot_turn", "bot_thinking")):
+            on_bot_move(state["version"], time.perf_counter() - started)
+            started = None
+        state = new
+    return state
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (the server and its bot
+    workers)."""
+    return sum(rss_by_process(pid).values())
+
+
+def rss_by_process(pid: int) -> dict[int, int]:
+    """Resident bytes of a process and each of its descendants, by pid."""
+    import psutil
+
+    root = psutil.Process(pid)
+    out = {}
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            out[proc.pid] = proc.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def memory_figures(args) -> None:
+    """The resident memory of N played ``search`` games under a 64 MiB cap."""
+    cap = 64
+    with Server("--bots", "search", "--max-memory-mb", str(cap), "--deals", "1",
+                "--max-games", "1000", "--bot-workers", str(args.bot_workers)) as server:
+        def one(seed: int) -> dict:
+            client = Client(server.port)  # a new browser session per game
+            status, state = client.call("POST", "/api/games", {})
+            if status != 201:
+                raise RuntimeError(f"new game refused: {status} {state}")
+            return play_game(client.call, state, random.Random(seed), args.poll_ms / 1000)
+
+        one(0)
+        time.sleep(1)
+        parts = rss_by_process(server.proc.pid)
+        before = sum(parts.values())
+        start = time.perf_counter()
+        results: list[dict] = []
+        lock = threading.Lock()
+        todo = iter(range(1, args.memory_games + 1))
+
+        def worker():
+            for seed in todo:
+                state = one(seed)
+                with lock:
+                    results.append(state)
+        run_threads([(worker, ()) for _ in range(args.memory_clients)])
+        time.sleep(1)
+        now = rss_by_process(server.proc.pid)
+        after = sum(now.values())
+        over = sum(r["status"] == "match_over" for r in results)
+        pid = server.proc.pid
+        print("by process (MiB): " + ", ".join(
+            f"{'server' if p == pid else f'child {p}'} {parts.get(p, 0) / 2**20:.1f} -> "
+            f"{rss / 2**20:.1f}" for p, rss in now.items()))
+        growth = (after - before) / 2**20
+        print(f"pis-serve --bots search --max-memory-mb {cap} --deals 1 "
+              f"({args.bot_workers} bot workers)")
+        print(f"resident memory, server and bot workers: {before / 2**20:.1f} MiB after one "
+              f"game, {after / 2**20:.1f} MiB after {len(results)} more ({over} played to "
+              f"the end, {time.perf_counter() - start:.0f} s)")
+        print(f"growth {growth:.1f} MiB; bound cap + 64 = {cap + 64} MiB: "
+              + ("within" if growth <= cap + 64 else "OVER"))
+
+
+def legal_counts(history: str) -> list[int]:
+    """The number of legal moves at each decision of a finished game, in order."""
+    from pis_env import raw_env
+
+    done = raw_env.from_history(history)
+    env = raw_env(**done.rules.to_dict())
+    env.reset(options={"deck": done.game.deal_decks[0], "dealer": done.game.deal_dealers[0]})
+    counts = []
+    for _, action in done.game.histories[0]:
+        counts.append(len(env.game.legal_actions()))
+        env.step(action)
+    return counts
+
+
+def best_threshold(samples: list[tuple[float, bool]]) -> tuple[float, float]:
+    """``(threshold, balanced accuracy)`` of the best rule "forced when faster than the
+    threshold" on ``(seconds, forced)`` samples (balanced: the mean of the accuracies on
+    forced and on chosen moves, so that guessing scores 50%)."""
+    forced = sorted(t for t, f in samples if f)
+    chosen = sorted(t for t, f in samples if not f)
+    if not forced or not chosen:
+        return float("nan"), float("nan")
+    best = (float("nan"), 0.0)
+    for cut in sorted({t for t, _ in samples}):
+        acc = balanced(samples, cut)
+        if acc > best[1]:
+            best = (cut, acc)
+    return best
+
+
+def balanced(samples: list[tuple[float, bool]], cut: float) -> float:
+    forced = [t for t, f in samples if f]
+    chosen = [t for t, f in samples if not f]
+    if not forced or not chosen:
+        return float("nan")
+    hit_forced = sum(t <= cut for t in forced) / len(forced)
+    hit_chosen = sum(t > cut for t in chosen) / len(chosen)
+    return (hit_forced + hit_chosen) / 2
+
+
+def timing_samples(args, min_ms: int | None) -> list[list[tuple[float, bool]]]:
+    """Per game: ``(seconds, forced)`` of each bot move, ``search`` bots, for
+    ``--timing-seconds``; ``min_ms=None``: the server's default padding."""
+    extra = [] if min_ms is None else ["--bot-min-ms", str(min_ms)]
+    games: list[list[tuple[float, bool]]] = []
+    lock = threading.Lock()
+    with Server("--bots", "search", "--deals", "1", "--max-games", "1000",
+                "--bot-workers", str(args.bot_workers), *extra,
+                delay=args.timing_delay) as server:
+        deadline = time.monotonic() + args.timing_seconds
+
+        def worker(seed: int):
+            rng = random.Random(seed)
+            while time.monotonic() < deadline:
+                client = Client(server.port)
+                status, state = client.call("POST", "/api/games", {})
+                if status != 201:
+                    time.sleep(0.5)
+                    continue
+                timed: dict[int, float] = {}
+                state = play_game(client.call, state, rng, 0.005,
+                                  lambda: time.monotonic() < deadline,
+                                  timed.__setitem__)
+                if state["status"] != "match_over":
+                    continue
+                status, history = client.call("GET", f"/api/games/{state['id']}/history")
+                counts = legal_counts(json.dumps(history))
+                with lock:
+                    games.append([(took, counts[v] == 1) for v, took in timed.items()])
+        run_threads([(worker, (i,)) for i in range(args.timing_clients)])
+    return games
+
+
+def timing_figures(args) -> None:
+    print(f"search bots, {args.timing_clients} clients, {args.timing_seconds:g} s a "
+          f"server, polls every 5 ms; balanced accuracy of the best threshold")
+    print(f"{'bot moves':24s} {'moves':>6s} {'forced':>7s} {'held-out':>9s} "
+          f"{'fitted':>7s} {'threshold':>10s}")
+    for label, min_ms in ((f"padded (--delay {args.timing_delay})", None),
+                          ("unpadded (--bot-min-ms 0)", 0)):
+        games = timing_samples(args, min_ms)
+        fit, test = games[0::2], games[1::2]
+        flat = [s for g in games for s in g]
+        cut, _ = best_threshold([s for g in fit for s in g])
+        held = balanced([s for g in test for s in g], cut)
+        cut_all, acc_all = best_threshold(flat)
+        print(f"{label:24s} {len(flat):6d} {sum(f for _, f in flat):7d} {100 * held:8.1f}% "
+              f"{100 * acc_all:6.1f}% {1000 * cut_all:8.1f} ms")
 
 
 def prober(port: int, phase: Phase, every: float) -> None:
@@ -182,7 +386,7 @@ def percentile(values: list[float], q: float) -> float:
 def load_figures(args) -> None:
     workers = ["--bot-workers", str(args.bot_workers)]
     with Server("--bots", "heuristic", "--allow", "search", "--max-games", "1000",
-                *workers) as server:
+                "--deals", "1", "--new-games-per-minute", "100000", *workers) as server:
         print(f"pis-serve on 127.0.0.1:{server.port} ({args.bot_workers} bot worker "
               f"processes); each phase at most {args.seconds:g} s and {args.max_requests} "
               "requests")
@@ -239,42 +443,26 @@ def long_history(actions: int, seed: int = 0) -> str:
     return env.export_history()
 
 
-def _replay_rss_child(moves: int) -> None:
-    """In a fresh process: load one ``moves``-long history through the app; print the
-    resident-set growth in MiB and the seconds it took."""
-    import psutil
-    from fastapi.testclient import TestClient
-
-    from agents.ui.web.server import app_from_args, build_parser
-
-    text = long_history(moves)
-    app = app_from_args(build_parser().parse_args(["--bot-workers", "0",
-                                                   "--max-body-bytes", "20000000"]))
-    api = TestClient(app, base_url="http://127.0.0.1:8000")
-    process = psutil.Process()
-    before = process.memory_info().rss
-    start = time.perf_counter()
-    r = api.post("/api/replays", json={"history": text})
-    took = time.perf_counter() - start
-    assert r.status_code == 201, r.text
-    frames = r.json()["frames"]
-    api.get(f"/api/replays/{r.json()['id']}/frames/{frames - 1}")
-    print(json.dumps({"moves": moves, "frames": frames, "bytes": len(text),
-                      "rss_mib": (process.memory_info().rss - before) / 2**20,
-                      "seconds": took}))
-
-
 def replay_rss(sizes: list[int]) -> None:
+    """For each length, a fresh server loads one history of that many moves: the growth
+    of its resident memory and the time the load took."""
     print(f"{'moves':>8s} {'history KB':>11s} {'RSS growth MiB':>15s} {'load s':>7s}")
     for moves in sizes:
-        out = subprocess.run([sys.executable, "-m", "benchmarks.web_load", "--_replay-child",
-                              str(moves)], capture_output=True, text=True, timeout=600,
-                             env={**os.environ, "PYTHONHASHSEED": "0"})
-        if out.returncode != 0:
-            raise RuntimeError(out.stderr)
-        data = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{moves:8d} {data['bytes'] / 1000:11.0f} {data['rss_mib']:15.1f} "
-              f"{data['seconds']:7.2f}")
+        text = long_history(moves)
+        with Server("--bot-workers", "0", "--max-body-bytes", "20000000") as server:
+            client = Client(server.port)
+            time.sleep(0.5)
+            before = tree_rss(server.proc.pid)
+            start = time.perf_counter()
+            status, summary = client.call("POST", "/api/replays", {"history": text})
+            took = time.perf_counter() - start
+            if status != 201:
+                raise RuntimeError(f"the replay was refused: {status} {summary}")
+            frames = summary["frames"]
+            client.call("GET", f"/api/replays/{summary['id']}/frames/{frames - 1}")
+            after = tree_rss(server.proc.pid)
+        print(f"{moves:8d} {len(text) / 1000:11.0f} {(after - before) / 2**20:15.1f} "
+              f"{took:7.2f}")
 
 
 def _ints(text: str) -> list[int]:
@@ -296,13 +484,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bot-workers", type=int, default=2, help="pis-serve --bot-workers")
     p.add_argument("--replay-rss", type=_ints, default=None, metavar="N,N,...",
                    help="measure the memory of replaying histories of N moves instead")
-    p.add_argument("--_replay-child", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--memory-games", type=int, default=None, metavar="N",
+                   help="measure the memory of N played search games instead")
+    p.add_argument("--memory-clients", type=int, default=4,
+                   help="clients playing the --memory-games at once (default 4)")
+    p.add_argument("--timing-seconds", type=float, default=None, metavar="S",
+                   help="measure what bot-move timing tells, S seconds a server, instead")
+    p.add_argument("--timing-clients", type=int, default=8,
+                   help="clients of the timing measurement (default 8)")
+    p.add_argument("--timing-delay", type=int, default=600,
+                   help="the server's --delay in the timing measurement (default 600)")
     args = p.parse_args(argv)
-    if args._replay_child is not None:
-        _replay_rss_child(args._replay_child)
-        return 0
     if args.seconds <= 0 or args.max_requests < 1 or any(n < 1 for n in args.clients):
         p.error("--seconds > 0, --max-requests >= 1 and client counts >= 1")
+    if args.memory_games is not None:
+        if not 1 <= args.memory_games <= 1000 or args.memory_clients < 1:
+            p.error("--memory-games 1..1000 and --memory-clients >= 1")
+        memory_figures(args)
+        return 0
+    if args.timing_seconds is not None:
+        if not 0 < args.timing_seconds <= 3600 or args.timing_clients < 1:
+            p.error("--timing-seconds in (0, 3600] and --timing-clients >= 1")
+        timing_figures(args)
+        return 0
     if args.replay_rss is not None:
         if any(not 1 <= n <= 100_000 for n in args.replay_rss):
             p.error("--replay-rss: lengths 1..100000 (the replay limit)")
