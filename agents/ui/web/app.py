@@ -3,8 +3,9 @@
 Plain JSON requests (no websockets). A bot's move is started by ``advance`` and made in a
 bot lane (``bots``): the answer comes at once with status ``bot_thinking`` and the page
 polls ``GET /api/games/{id}`` until the move is in. Every error, whatever its status
-(400, 403, 404, 405, 409, 413, 415, 422, 500, 503), is ``{"error": "message"}``; a 500
-says no more than that (the traceback goes to the server's log).
+(400, 403, 404, 405, 409, 413, 415, 422, 429, 500, 503), is ``{"error": "message"}`` (a
+429 or 503 with ``Retry-After``); a 500 says no more than that (the traceback goes to the
+server's log).
 
 =======  ======================================  ===========================================
 method   path                                    what
