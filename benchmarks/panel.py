@@ -130,6 +130,25 @@ def format_matrix(out: dict) -> str:
     return "\n".join(lines)
 
 
+def format_markdown(out: dict) -> str:
+    """The matrix as a Markdown table (docs/results.md): members as rows, bots as columns,
+    then the set means in bold."""
+    bots = list(out["cells"])
+    members = list(next(iter(out["cells"].values())))
+    lines = ["| member | set | " + " | ".join(f"`{b}`" for b in bots) + " |",
+             "| --- | --- |" + " ---: |" * len(bots)]
+    for m in members:
+        group = "model" if m in MODEL_SET else "evaluation" if m in EVALUATION_SET else "-"
+        lines.append(f"| `{m}` | {group} | "
+                     + " | ".join(_cell(out["cells"][b][m]) for b in bots) + " |")
+    for name in ("model", "evaluation"):
+        if any(name in out["means"][b] for b in bots):
+            lines.append(f"| **mean, {name} set** | | " + " | ".join(
+                f"**{_cell(out['means'][b].get(name, (math.nan,) * 3))}**" for b in bots)
+                + " |")
+    return "\n".join(lines)
+
+
 def _names(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
@@ -147,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--seed", type=int, default=0, help="the decks' seed (default 0)")
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    p.add_argument("--markdown", action="store_true",
+                   help="also print the matrix as a Markdown table")
     return p
 
 
@@ -166,6 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = panel_matrix(bots, members, n, args.decks, args.seed, args.workers)
     print(format_matrix(out))
+    if args.markdown:
+        print()
+        print(format_markdown(out))
     print(f"({out['elapsed_s']:.0f} s, {datetime.date.today().isoformat()})")
     if args.json:
         with open(args.json, "w") as f:

@@ -313,7 +313,7 @@ def test_no_opponent_model_or_rollout_policy_is_an_evaluation_bot():
 # ---------------------------------------------------------------------- the benchmark
 def test_benchmark_cells_are_the_tournaments_win_rates():
     from agents.tournament import run_tournament
-    from benchmarks.panel import format_matrix, panel_matrix
+    from benchmarks.panel import format_markdown, format_matrix, panel_matrix
 
     out = panel_matrix(["heuristic"], ["greedy", "heuristic", "attacker"], 2, decks=4,
                        seed=3, workers=1, progress=False)
@@ -331,6 +331,8 @@ def test_benchmark_cells_are_the_tournaments_win_rates():
                                                 for m in ("greedy", "heuristic")]))
     text = format_matrix(out)
     assert "mean, evaluation set" in text and "attacker" in text
+    table = format_markdown(out).splitlines()
+    assert len(table) == 2 + 3 + 2 and table[-1].startswith("| **mean, evaluation set**")
 
 
 def test_table_shares_count_shared_wins_and_truncations_as_the_tournament_does():
