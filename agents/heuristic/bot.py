@@ -54,7 +54,7 @@ from pis_env.cards import (
     TEN,
 )
 from pis_env.engine import ACE_PHASE, NOMINATE, OPENING, PHASE_NAMES
-from pis_env.observation import SIZE_SCALE, Layout
+from pis_env.observation import SCORE_SCALE, SIZE_SCALE, Layout
 from pis_env.rules import Rules
 
 _SUITS = range(4)
@@ -472,6 +472,18 @@ class ObservationReader:
         self._stock = o["stock_size"].start
         self._discard = o["discard"].start
         self._drew = o["drew_on_suit"]
+        self._deal = o.get("deal")
+        self._scores = o.get("scores")
+
+    def standing(self, vector) -> tuple[int, list[int]] | None:
+        """``(deal index, match totals observer first)`` of a match observation, read from
+        its ``deal`` and ``scores`` segments; ``None`` at a one-deal table."""
+        if self._deal is None or self._scores is None:
+            return None
+        vec = np.asarray(vector, dtype=np.float64)
+        deal = int(np.argmax(vec[self._deal]))
+        scores = vec[self._scores]
+        return deal, [int(round(SCORE_SCALE * v / (1.0 - v))) for v in scores.tolist()]
 
     def read(self, vector) -> tuple:
         """(hand, top, suit, pending, phase, has_drawn, direction, sizes, stock, discard,
@@ -515,7 +527,13 @@ class HeuristicAgent(Agent):
 
     ``rules`` (a ``Rules``, or a dict of rules options) or the options themselves as
     keywords (``Rules.keys()``, e.g. ``draw_rule="one"``) tell it the table's variant;
-    an unknown option name is an error naming the nearest ones."""
+    an unknown option name is an error naming the nearest ones.
+
+    At a match table it reads the standing too (``last_standing``: the deal index and the
+    totals, its own first, of the last observation it was shown), while its moves stay
+    those of the single deal: every strength target measures other bots against it, so
+    its play is the fixed baseline (``tests/fixtures/shipped_positions.npz`` records it);
+    playing to the standing is the match-aware search's job (``agents.match_value``)."""
 
     name = "heuristic"
 
@@ -526,9 +544,13 @@ class HeuristicAgent(Agent):
         self.rules = table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
         self._reader = ObservationReader(num_players, num_deals)
+        #: ``(deal, totals own first)`` of the last observation (``None``: one-deal table).
+        self.last_standing: tuple[int, list[int]] | None = None
 
     def act(self, observation: dict) -> int:
         self.check_observation(observation["observation"])
+        if self.num_deals > 1:
+            self.last_standing = self._reader.standing(observation["observation"])
         legal = mask_int(observation["action_mask"])
         if not legal:
             raise ValueError("no legal action in this observation: it is not this agent's turn")

@@ -147,3 +147,23 @@ def test_every_bot_plays_whole_four_deal_matches(num_players):
             env.step(players[seat].act(env.observe(env.possible_agents[seat])))
         assert game.end_reason != "truncated" and game.deal_index == 3, (name, options)
         assert moved_in == {0, 1, 2, 3}, (name, options)
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_the_heuristic_knows_the_standing_and_plays_its_single_deal_moves(num_players):
+    match_bot = agents.make("heuristic", num_players=num_players, num_deals=4)
+    deal_bot = agents.make("heuristic", num_players=num_players)
+    one_deal = observation_encoder(num_players, 1)
+    env = raw_env(num_players=num_players, num_deals=4)
+    env.reset(seed=11)
+    game = env.game
+    while not game.match_over:
+        seat = game.current
+        obs = env.observe(env.possible_agents[seat])
+        action = match_bot.act(obs)
+        totals = [game.totals[(seat + k) % num_players] for k in range(num_players)]
+        assert match_bot.last_standing == (game.deal_index, totals)
+        assert action == deal_bot.act({"observation": one_deal.encode(game, seat),
+                                       "action_mask": obs["action_mask"]})
+        env.step(action)
+    assert deal_bot.last_standing is None and max(game.totals) > 0
