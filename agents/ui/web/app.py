@@ -99,7 +99,7 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
     views = {spec: PolicyView(spec, agent) for spec, agent in bots.items()
              if spec.startswith("ppo:")}
     workers = BotWorkers(dict(bots), processes=config.bot_workers,
-                         time_limit=config.move_time_limit)
+                         time_limit=config.move_time_limit, rules=config.rules.to_dict())
     weights = {spec: bot_bytes(a) for spec, a in bots.items()} | dict(bot_weights or {})
     games = GameStore(config, workers, views, weights,
                       {spec: getattr(a, "layout_version", 0) for spec, a in bots.items()})

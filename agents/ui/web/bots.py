@@ -74,10 +74,9 @@ def _without_shared(agent):
     return clone
 
 
-def warm_weight(agent, rules: dict, seed: int = 0) -> int:
-    """What one game's copy of ``agent`` holds once it has played: its pickled size after
-    ``WARM_DECISIONS`` decisions at seat 1 of a deal (random legal moves elsewhere), its
-    shared caches left out (they are counted once per worker, not per game)."""
+def _played(agent, rules: dict, seed: int = 0):
+    """A copy of ``agent`` after ``WARM_DECISIONS`` decisions at seat 1 of a deal (random
+    legal moves at the other seats)."""
     from pis_env import raw_env
 
     bot = copy.deepcopy(agent)
@@ -95,7 +94,32 @@ def warm_weight(agent, rules: dict, seed: int = 0) -> int:
         else:
             action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         env.step(action)
+    return bot
+
+
+def warm_weight(agent, rules: dict, seed: int = 0) -> int:
+    """What one game's copy of ``agent`` holds once it has played: its pickled size after
+    ``WARM_DECISIONS`` decisions of a deal, its shared caches left out (they are counted
+    once per worker, not per game)."""
+    bot = _played(agent, rules, seed)
     return len(pickle.dumps(_without_shared(bot), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def warm_caches(prototypes: dict[str, Any], rules: dict | None) -> dict:
+    """The shared caches of a lane, built before it serves: every prototype that has a
+    ``SHARED_CACHES`` attribute plays a few decisions (compiling what it compiles and
+    allocating its caches then, not during a game); ``{(spec, attribute): cache}``."""
+    shared: dict = {}
+    if rules is None:
+        return shared
+    for spec, prototype in prototypes.items():
+        if not any(hasattr(prototype, name) for name in SHARED_CACHES):
+            continue
+        bot = _played(prototype, rules)
+        for name in SHARED_CACHES:
+            if getattr(bot, name, None) is not None:
+                shared[(spec, name)] = getattr(bot, name)
+    return shared
 
 
 def perform(agents: dict, prototypes: dict[str, Any], op: str, args: tuple):
@@ -146,10 +170,11 @@ def shared_caches(agents: dict) -> dict:
     return agents.get(_SHARED, {})
 
 
-def _serve(conn, prototypes: dict[str, Any]) -> None:
-    """A worker process: commands in, ``(ok, value)`` out, until the pipe closes."""
+def _serve(conn, prototypes: dict[str, Any], rules: dict | None = None) -> None:
+    """A worker process: its shared caches built (``warm_caches``), then commands in,
+    ``(ok, value)`` out, until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
-    agents: dict = {}
+    agents: dict = {_SHARED: warm_caches(prototypes, rules)}
     conn.send((True, "ready"))
     while True:
         try:
@@ -172,9 +197,10 @@ class Lane:
     taken."""
 
     def __init__(self, index: int, prototypes: dict[str, Any], process: bool,
-                 time_limit: float, max_queued: int):
+                 time_limit: float, max_queued: int, rules: dict | None = None):
         self.index = index
         self.prototypes = prototypes
+        self.rules = rules
         self.process = process
         self.time_limit = time_limit
         self.generation = 0  # bumped when the worker (and the bots it held) is replaced
@@ -218,6 +244,8 @@ class Lane:
                 self._start_worker()
             except Exception as e:  # the first move starts it again, or says why not
                 log.error("bot lane %d: the worker did not start: %s", self.index, e)
+        else:
+            self._agents[_SHARED] = warm_caches(self.prototypes, self.rules)
         while True:
             item = self._tasks.get()
             if item is None:
@@ -257,7 +285,8 @@ class Lane:
     def _start_worker(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        worker = ctx.Process(target=_serve, args=(child, self.prototypes), daemon=True,
+        worker = ctx.Process(target=_serve, args=(child, self.prototypes, self.rules),
+                             daemon=True,
                              name=f"pis-bots-{self.index}")
         worker.start()
         child.close()
@@ -290,15 +319,17 @@ class Lane:
 
 
 class BotWorkers:
-    """The lanes of one server; a game stays on the lane it was opened on."""
+    """The lanes of one server; a game stays on the lane it was opened on. ``rules``
+    (the table's, as a dict): each lane builds its shared caches for them before it
+    serves (``warm_caches``); without them the first bot that needs one builds it."""
 
     def __init__(self, prototypes: dict[str, Any], processes: int = 2,
-                 time_limit: float = 30.0, max_queued: int = 256):
+                 time_limit: float = 30.0, max_queued: int = 256, rules: dict | None = None):
         if processes < 0 or time_limit <= 0 or max_queued < 1:
             raise ValueError("bot workers: processes >= 0, time_limit > 0, max_queued >= 1")
         count = max(processes, 1)
         self.time_limit = time_limit
-        self.lanes = [Lane(i, prototypes, processes > 0, time_limit, max_queued)
+        self.lanes = [Lane(i, prototypes, processes > 0, time_limit, max_queued, rules)
                       for i in range(count)]
         self._lock = threading.Lock()
 
