@@ -167,3 +167,21 @@ def test_the_heuristic_knows_the_standing_and_plays_its_single_deal_moves(num_pl
                                        "action_mask": obs["action_mask"]})
         env.step(action)
     assert deal_bot.last_standing is None and max(game.totals) > 0
+
+
+@pytest.mark.parametrize("num_deals", [1, 2, 100])
+def test_every_bot_moves_at_a_table_of_any_length(num_deals):
+    """Built for a table of 1, 2 or 100 deals, each bot makes a legal move there (in the
+    second deal of a longer match, where the standing is not all zeros)."""
+    env = raw_env(num_players=2, num_deals=num_deals)
+    env.reset(seed=1)
+    heuristic = agents.make("heuristic", num_players=2, num_deals=num_deals)
+    game = env.game
+    while num_deals > 1 and game.deal_index == 0:
+        env.step(heuristic.act(env.observe(env.agent_selection)))
+    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
+        env.step(heuristic.act(env.observe(env.agent_selection)))
+    obs = env.observe(env.agent_selection)
+    for name, options in _match_bots(2):
+        bot = agents.make(name, num_players=2, num_deals=num_deals, seed=0, **options)
+        assert obs["action_mask"][bot.act(obs)] == 1, (name, options)
