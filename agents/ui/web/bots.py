@@ -76,9 +76,13 @@ def _without_shared(agent):
 
 def _played(agent, rules: dict, seed: int = 0):
     """A copy of ``agent`` after ``WARM_DECISIONS`` decisions at seat 1 of a deal (random
-    legal moves at the other seats)."""
+    legal moves at the other seats), shown the observation of its own layout as at the
+    table."""
+    from agents.tournament.worker import seat_observation
     from pis_env import raw_env
 
+    layout = getattr(agent, "layout_version", 0)
+    encoders: dict = {}
     bot = copy.deepcopy(agent)
     bot.reset(seed=seed)
     env = raw_env(**rules)
@@ -87,12 +91,12 @@ def _played(agent, rules: dict, seed: int = 0):
     played = 0
     while not env.game.deal_over and played < WARM_DECISIONS:
         seat = env.game.current
-        obs = env.observe(env.possible_agents[seat])
         if seat == 1:
-            action = int(bot.act(obs))
+            action = int(bot.act(seat_observation(env, seat, layout, encoders)))
             played += 1
         else:
-            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            mask = env.observe(env.possible_agents[seat])["action_mask"]
+            action = int(rng.choice(np.flatnonzero(mask)))
         env.step(action)
     return bot
 
