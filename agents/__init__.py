@@ -169,10 +169,8 @@ def _parameters(factory: Callable[..., Any]) -> set[str]:
         return set()
 
 
-load_entry_points()
-
-
 REGISTRY.update(importlib.import_module("agents.panel").PANEL_REGISTRY)  # the opponent panel
+load_entry_points()  # after the shipped names, which an installed package cannot take
 
 __all__ = [
     "BUILTIN", "ENTRY_POINT_GROUP", "REGISTRY", "Agent", "AgentProtocol", "accepts",

@@ -123,7 +123,7 @@ all zeros, and its action is ignored) and returns every agent's observation;
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from gymnasium import spaces
@@ -135,8 +135,11 @@ from . import history as _history
 from .engine import NUM_ACTIONS, GameState, IllegalActionError
 from .observation import LAYOUT_VERSION, observation_encoder
 from .privileged import privileged_features, privileged_size
-from .rules import Rules
+from .rules import Rules, RulesOptions
 from .scoring import deal_rewards
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ENV_NAME = f"pis_yedili_v{LAYOUT_VERSION}"
 #: The values of ``render_mode`` besides None (the gymnasium view offers the same).
@@ -162,6 +165,8 @@ def mask_array(legal: int) -> np.ndarray:
 Observation = dict[str, Any]
 #: What ``step`` takes: an action id (a Python or numpy int; None for a finished agent).
 ActionType = Any
+#: What ``last()`` returns: observation, cumulative reward, terminated, truncated, info.
+Last = tuple[Observation, float, bool, bool, dict[str, Any]]
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper[str, Observation, ActionType]):
@@ -177,6 +182,16 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper[str, Observation, Act
     def unwrapped(self) -> raw_env:
         return self.env
 
+    # ``last()`` always observes unless told not to: typed so, a bot's ``act`` takes its
+    # observation as it is (PettingZoo types it ``ObsType | None`` for ``observe=False``).
+    @overload
+    def last(self, observe: Literal[True] = True) -> Last: ...
+    @overload
+    def last(self, observe: Literal[False]) -> tuple[None, float, bool, bool, dict[str, Any]]: ...
+    @overload
+    def last(self, observe: bool = True) -> tuple[Observation | None, float, bool, bool,
+                                                  dict[str, Any]]: ...
+
     def last(self, observe: bool = True):
         if not self._has_reset:
             return super().last(observe)  # PettingZoo's errors before reset()
@@ -186,17 +201,19 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper[str, Observation, Act
         return str(self.env)
 
 
-def env(**kwargs: Any) -> OrderEnforcingWrapper:
+def env(render_mode: str | None = None, render_view: str = "current",
+        **options: Unpack[RulesOptions]) -> OrderEnforcingWrapper:
     """The environment with PettingZoo's order-enforcing wrapper (the only one: bounds and
     illegal-move checks live in ``raw_env``, where they cost nothing extra)."""
-    return OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcingWrapper(raw_env(render_mode, render_view, **options))
 
 
-def parallel_env(**kwargs: Any) -> ParallelEnv[str, Observation, ActionType]:
+def parallel_env(render_mode: str | None = None, render_view: str = "current",
+                 **options: Unpack[RulesOptions]) -> ParallelEnv[str, Observation, ActionType]:
     """The environment as a PettingZoo ``ParallelEnv``: the turn-based conversion of
-    ``env(**kwargs)`` (module docstring, "Parallel API"); one game is one agent's move
+    ``env(**options)`` (module docstring, "Parallel API"); one game is one agent's move
     at a time, so a step plays the action of the agent to move."""
-    return turn_based_aec_to_parallel(env(**kwargs))
+    return turn_based_aec_to_parallel(env(render_mode, render_view, **options))
 
 
 class raw_env(AECEnv[str, Observation, ActionType]):
@@ -212,7 +229,7 @@ class raw_env(AECEnv[str, Observation, ActionType]):
     }
 
     def __init__(self, render_mode: str | None = None, render_view: str = "current",
-                 **options: Any):
+                 **options: Unpack[RulesOptions]):
         super().__init__()
         self.render_mode = check_render_mode(render_mode)
         self.rules = Rules.from_options(**options)
@@ -238,6 +255,17 @@ class raw_env(AECEnv[str, Observation, ActionType]):
         self._rng: np.random.Generator | None = None
         self._game: GameState | None = None
         self._forfeits: dict[int, tuple[int, int]] = {}
+
+    if TYPE_CHECKING:  # AECEnv.last at run time, typed as the wrapper's
+        @overload
+        def last(self, observe: Literal[True] = True) -> Last: ...
+        @overload
+        def last(self, observe: Literal[False]) -> tuple[None, float, bool, bool,
+                                                         dict[str, Any]]: ...
+        @overload
+        def last(self, observe: bool = True) -> tuple[Observation | None, float, bool, bool,
+                                                      dict[str, Any]]: ...
+        def last(self, observe: bool = True) -> Any: ...
 
     def observation_space(self, agent):
         return self.observation_spaces[self.possible_agents[self._seat(agent)]]

@@ -72,13 +72,17 @@ back into these fields (`events` as `(seat, kind, value)` tuples);
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from . import aec as _v0
 from . import wrappers as _wrappers
+from .rules import RulesOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ENV_NAME = "pis_yedili_v1"
 #: The observation layout of this env version (``pis_env.observation``).
@@ -92,15 +96,18 @@ class raw_env(_v0.raw_env):
     metadata = {**_v0.raw_env.metadata, "name": ENV_NAME}
 
 
-def env(**kwargs: Any) -> _v0.OrderEnforcingWrapper:
+def env(render_mode: str | None = None, render_view: str = "current",
+        **options: Unpack[RulesOptions]) -> _v0.OrderEnforcingWrapper:
     """The v1 environment with PettingZoo's order-enforcing wrapper (as ``pis_yedili_v0.env``)."""
-    return _v0.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _v0.OrderEnforcingWrapper(raw_env(render_mode, render_view, **options))
 
 
-def parallel_env(**kwargs: Any) -> ParallelEnv[str, _v0.Observation, _v0.ActionType]:
+def parallel_env(render_mode: str | None = None, render_view: str = "current",
+                 **options: Unpack[RulesOptions]
+                 ) -> ParallelEnv[str, _v0.Observation, _v0.ActionType]:
     """The v1 environment as a turn-based PettingZoo ``ParallelEnv`` (as
     ``pis_yedili_v0.parallel_env``)."""
-    return turn_based_aec_to_parallel(env(**kwargs))
+    return turn_based_aec_to_parallel(env(render_mode, render_view, **options))
 
 
 class SingleAgentEnv(_wrappers.SingleAgentEnv):

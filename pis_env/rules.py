@@ -12,7 +12,7 @@ import difflib
 import operator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 #: Allowed values of the string-valued options, the default first.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -34,6 +34,24 @@ RESHUFFLE_DEFAULT_MAX_TURNS = 1000
 #: match (a 100-deal match, a 100,000-turn deal).
 MAX_NUM_DEALS = 100
 MAX_MAX_TURNS = 100_000
+
+
+class RulesOptions(TypedDict, total=False):
+    """The rules options as keyword arguments (``env(**options)``, ``raw_env``,
+    ``Rules.from_options``), for type checkers: a misspelt key is an error before the code
+    runs. ``Rules`` checks the values; a test holds these keys to its fields."""
+
+    num_players: int
+    draw_rule: str
+    seven_penalty: str
+    after_penalty: str
+    nominate: str
+    opening: str
+    empty_stock: str
+    num_deals: int
+    max_turns: int | None
+    reward: str
+    illegal_action: str
 
 
 def _nearest(name, allowed) -> str:

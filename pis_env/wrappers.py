@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -79,6 +79,13 @@ def reset_opponent(opponent: object, seed: int | None) -> None:
 
 
 def _as_policy(opponent) -> Callable[[dict], int]:
+    if isinstance(opponent, (str, Mapping)):
+        # Names and {name: weight} mixes are resolved where the bots live: pis_env is the
+        # layer below agents and does not import them.
+        raise TypeError(
+            f"opponents={opponent!r}: the single-agent view takes agent objects, e.g. "
+            "opponents=agents.make('heuristic', num_players=n); bot names and {name: weight} "
+            "mixes are for gymnasium.make_vec, whose batched engine plays them")
     if hasattr(opponent, "act"):
         return opponent.act
     if callable(opponent):
@@ -103,7 +110,7 @@ class SingleAgentEnv(gym.Env):
             ``uint8[H, W, 3]`` frame: what ``RecordVideo`` and SB3's ``make_vec_env`` ask
             for), ``"ansi"`` or ``"human"``.
         **options: rules options of ``pis_env.aec`` (``illegal_action`` is forced to
-            ``"terminate"``).
+            ``"terminate"``) and ``render_view`` (``render``).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
@@ -220,12 +227,19 @@ class SingleAgentEnv(gym.Env):
         return self.aec.game
 
     def render(self) -> np.ndarray | str | None:
-        """The table from the learner's seat, only what it may see (``render_mode``:
+        """The table from the learner's seat, only what it may see (``render_view``:
+        ``"current"``, the default, is the learner's seat; ``"full"`` shows every hand, an
+        agent name that seat's view; ``render_mode``:
         ``"rgb_array"`` an ``uint8[H, W, 3]`` frame, ``"ansi"`` text, ``"human"`` printed);
         before the first ``reset`` there is no table to draw (a ``RuntimeError``)."""
         if not self.aec.has_game:
             return self.aec.render_seat(None)  # its warning or error
-        picture = self.aec.render_seat(self._seat)
+        view = self.aec.render_view  # "current" is the learner's seat here
+        if view == "full":
+            picture = self.aec.render_seat(self._seat, reveal=True)
+        else:
+            picture = self.aec.render_seat(self._seat if view == "current"
+                                           else self.aec.possible_agents.index(view))
         if self.render_mode == "human":
             print(picture)
             return None

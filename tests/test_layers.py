@@ -83,15 +83,19 @@ def test_the_scan_sees_imports_inside_functions(tmp_path, monkeypatch):
 def test_every_registered_bot_is_a_class_of_agents():
     """Bots are built from ``REGISTRY`` strings, which the import scan cannot read: each
     one names a module of ``agents`` (so the scan covers its imports) and a class there
-    whose ``name`` is its key."""
+    whose ``name`` is its key, or a factory function there."""
     from agents import REGISTRY
 
     for name, target in REGISTRY.items():
+        assert isinstance(target, str), (name, target)
         module, cls = target.split(":")
         assert module.split(".")[0] == "agents", (name, target)
         assert (ROOT / Path(*module.split("."))).with_suffix(".py").is_file() or \
             (ROOT / Path(*module.split(".")) / "__init__.py").is_file(), (name, target)
-        assert getattr(importlib.import_module(module), cls).name == name, (name, target)
+        factory = getattr(importlib.import_module(module), cls)
+        assert callable(factory), (name, target)
+        if isinstance(factory, type):
+            assert factory.name == name, (name, target)
 
 
 def test_import_agents_does_not_load_ray_or_train():

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def openskill_ratings(
     from openskill.models import PlackettLuce
 
     model = PlackettLuce(tau=0.0)
-    current: dict[str, object] = {}
+    current: dict[str, Any] = {}  # openskill's rating objects
     for name in players or ():
         current[name] = model.rating(name=name)
     for names, ranks in games:

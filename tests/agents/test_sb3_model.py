@@ -108,3 +108,10 @@ def test_an_archive_of_another_observation_is_refused_by_name(tmp_path):
         z.writestr("policy.pth", weights.getvalue())
     with pytest.raises(PolicyLoadError, match="size 177, which is no observation layout"):
         read_policy(archive)
+
+
+def test_a_shipped_policy_plays_at_its_own_table_by_default():
+    bot = agents.make("ppo", path="ppo_4p")  # no num_players: the file says 4
+    assert (bot.num_players, bot.num_deals) == (4, 1)
+    with pytest.raises(PolicyLoadError, match="trained for 4 players"):
+        agents.make("ppo", path="ppo_4p", num_players=3)

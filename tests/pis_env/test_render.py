@@ -211,6 +211,21 @@ def test_single_agent_view_renders_the_learners_seat():
     assert frame.shape == SHAPE and frame.dtype == np.uint8
 
 
+def test_single_agent_view_honours_render_view():
+    """``render_view="full"`` shows every hand, an agent name that seat, through
+    ``gymnasium.make`` as through the AEC env."""
+    views = {}
+    for view in ("current", "full", "player_2"):
+        env = gym.make("PisYedili-v0", num_players=3, render_mode="ansi", render_view=view,
+                       learner_seat=1)
+        env.reset(seed=3)
+        views[view] = env.render()
+        game = env.unwrapped.game
+    assert views["current"] == render_table(game, 1)
+    assert views["full"] == render_table(game, 1, reveal=True) != views["current"]
+    assert views["player_2"] == render_table(game, 2) != views["current"]
+
+
 def test_single_agent_human_mode_prints_the_learners_table_only(capsys):
     """After reset and after every step, the learner's table; never an opponent's hand
     (the AEC env's own human mode prints each move from the mover's seat)."""

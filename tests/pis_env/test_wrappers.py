@@ -76,6 +76,10 @@ def test_bad_arguments():
         SingleAgentEnv(learner_seat=2)
     with pytest.raises(TypeError, match="act"):
         SingleAgentEnv(opponents=[3])
+    # Names are the batched engine's (make_vec); the single-agent view says what to pass.
+    for named in ("heuristic", {"heuristic": 1.0}):
+        with pytest.raises(TypeError, match=r"agents.make\('heuristic'.*gymnasium.make_vec"):
+            gym.make("PisYedili-v0", opponents=named)
 
 
 def test_maskable_ppo_smoke_run():

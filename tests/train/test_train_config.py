@@ -47,13 +47,16 @@ def test_every_key_has_help_and_help_config_prints_it(capsys):
 
 
 #: Every training entry point: its module (``main``), its config schema, its default file.
-ENTRY_POINTS = [("train.sb3.run", "train.sb3.config:TRAIN", "ppo_2p"),
-                ("train.expert.iteration", "train.expert.iteration:CONFIG", None),
-                ("train.rllib.ppo", "train.rllib.config:CONFIG", "rllib_ppo")]
+#: (pipeline module, its schema, its shipped config, the command that runs it)
+ENTRY_POINTS = [("train.sb3.run", "train.sb3.config:TRAIN", "ppo_2p", "train/ppo.py"),
+                ("train.expert.iteration", "train.expert.iteration:CONFIG", None,
+                 "train/expert_iteration.py"),
+                ("train.rllib.ppo", "train.rllib.config:CONFIG", "rllib_ppo",
+                 "train/rllib_ppo.py")]
 
 
-@pytest.mark.parametrize("entry, schema, default", ENTRY_POINTS)
-def test_every_entry_point_has_one_config_system(entry, schema, default, capsys):
+@pytest.mark.parametrize("entry, schema, default, script", ENTRY_POINTS)
+def test_every_entry_point_has_one_config_system(entry, schema, default, script, capsys):
     """``--help-config`` lists each key with its help; a typo is refused in argparse's
     format naming the nearest key; the defaults live in the dataclass, not twice in a
     YAML file."""
@@ -70,7 +73,7 @@ def test_every_entry_point_has_one_config_system(entry, schema, default, capsys)
     deep = [p for p in fields if "." in p][-1]
     assert module.main([f"{deep[:-1]}=1", "--print-config"]) == 2
     err = capsys.readouterr().err
-    prog = f"python train/{entry.split('.')[1]}.py"
+    prog = f"python {script}"
     assert err.startswith(f"{prog}: error: unknown config key {deep[:-1]!r}"), err
     assert deep in err and len(err.strip().splitlines()) == 1, err
     if default:
@@ -194,3 +197,25 @@ def test_each_configs_save_to_is_the_model_it_made():
             assert not targets, f"{name} saves to {targets}, which models/README.md does " \
                                 "not say it made"
     assert seen == len(made)
+
+
+def test_a_missing_config_file_lists_the_shipped_ones(tmp_path):
+    with pytest.raises(C.ConfigError, match=r"config file not found: .*nowhere.yaml "
+                       r"\(shipped configs: .*ppo_2p, .*ppo_4p"):
+        C.build(tmp_path / "nowhere.yaml")
+    with pytest.raises(C.ConfigError, match=r"rules_file not found: nowhere.yaml \(shipped "
+                       r"rules: big_table, .*strict\)"):
+        C.build(None, ["rules_file=nowhere.yaml"])
+
+
+@pytest.mark.parametrize("steps, n_steps, n_envs, note", [
+    (4096, 2048, 8, "16,384 steps are trained"),  # less than one rollout
+    (40_000, 2048, 8, "49,152 steps are trained"),
+    (32_768, 2048, 8, ""),  # whole rollouts: nothing to say
+    (0, 2048, 8, ""),
+])
+def test_the_start_line_says_when_sb3_trains_more_than_asked(steps, n_steps, n_envs, note):
+    from train.sb3.run import rollout_note
+
+    text = rollout_note(steps, n_steps, n_envs)
+    assert (note in text and "n_steps x n_envs = 16,384" in text) if note else text == ""

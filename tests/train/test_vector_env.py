@@ -219,7 +219,8 @@ def test_python_bots_keep_working_through_make_vec():
 
 def test_without_the_batched_engine_the_error_says_what_to_do(monkeypatch):
     monkeypatch.setitem(sys.modules, "train.vector.gym_vector_env", None)  # no numba
-    env = gym.make_vec("PisYedili-v0", num_envs=2)  # the single-agent view can play this
+    with pytest.warns(RuntimeWarning, match=r"SyncVectorEnv.*pis-yedili\[fast\]"):
+        env = gym.make_vec("PisYedili-v0", num_envs=2)  # the single-agent view can play this
     assert isinstance(env, SyncVectorEnv)
     with pytest.raises(ImportError, match=r"pis-yedili\[fast\].*vectorization_mode='sync'"):
         gym.make_vec("PisYedili-v0", num_envs=2, opponents="greedy")

@@ -2,7 +2,7 @@
 
     python train/rllib_ppo.py                                   # configs/rllib_ppo.yaml
     python train/rllib_ppo.py rules.num_players=4 stop.minutes=10 env_runners.num_env_runners=2
-    python train/rllib_ppo.py env_version=1                     # PisYedili-v1's observation
+    python train/rllib_ppo.py env_version=1                     # PisYedili-Events-v0's observation
     python train/rllib_ppo.py --resume runs/rllib_ppo-20261201-101500
     python train/rllib_ppo.py --address auto                    # an existing Ray cluster
 
@@ -12,7 +12,7 @@ The env (``env``) is by default the batched vector env (``env=vector``:
 bots of ``opponents`` played inside the numba engine, one env step per learner decision);
 ``env=aec`` keeps RLlib's ``PettingZooEnv`` over ``pis_env.aec`` (``train.rllib.env``), the
 bots as fixed, non-trained RLModules of a multi-agent config. ``env_version`` (0 or 1, the
-key of ``train/sb3/run.py``) picks the observation layout either way: ``PisYedili-v1``'s adds
+key of ``train/sb3/run.py``) picks the observation layout either way: ``PisYedili-Events-v0``'s adds
 the public record of the deal; the warm start, the snapshots and the exported policy use
 it, and the policy file records it. Either way the learner is an
 action-masking PPO module (``train.rllib.modules``, the mask read from the dict

@@ -201,7 +201,10 @@ def _resolve_rules(cfg: dict) -> dict:
     if cfg["rules_file"]:
         path = find_file(cfg["rules_file"], "rules")
         if not path.exists():
-            raise ConfigError(f"rules_file not found: {cfg['rules_file']}")
+            from pis_env.shipped import shipped_names
+
+            raise ConfigError(f"rules_file not found: {cfg['rules_file']} (shipped rules: "
+                              f"{', '.join(shipped_names('rules'))})")
         try:
             options.update(Rules.from_yaml(path).to_dict())
         except ValueError as e:

@@ -457,7 +457,9 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     say(f"run directory: {run_dir}")
     say(f"training {cfg['num_players']} players, {total:,} steps"
         + (f" or {max_minutes:g} min" if max_minutes is not None else "")
-        + f", {cfg['n_envs']} envs, opponents {cfg['league']['opponents']}")
+        + f", {cfg['n_envs']} envs, opponents {cfg['league']['opponents']}"
+        + rollout_note(total - model.num_timesteps, int(cfg["ppo"]["n_steps"]),
+                       int(cfg["n_envs"])))
     t_learn, status = time.time(), "finished"
     try:
         if total > model.num_timesteps:
@@ -533,6 +535,17 @@ def copy_policy(summary: dict, dest: str) -> None:
 # ---------------------------------------------------------------------- command line
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def rollout_note(steps: int, n_steps: int, n_envs: int) -> str:
+    """What the start line adds when SB3 will train more than ``steps``: it collects whole
+    rollouts of ``n_steps * n_envs`` steps, so ``total_timesteps`` is rounded up to one."""
+    rollout = n_steps * n_envs
+    trained = -(-steps // rollout) * rollout if steps > 0 else 0
+    if trained == steps:
+        return ""
+    return (f" (SB3 collects whole rollouts of ppo.n_steps x n_envs = {rollout:,} steps, "
+            f"so {trained:,} steps are trained)")
 
 
 def main(argv: list[str] | None = None) -> int:

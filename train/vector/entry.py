@@ -16,7 +16,8 @@ before it existed working:
   by row, as ``vectorization_mode="sync"`` gives;
 * no numba (a ``pis-yedili`` install without the ``fast`` extra): the same
   ``SyncVectorEnv`` when the single-agent view can play the call (no opponents named),
-  otherwise an ``ImportError`` that says what to install or which mode to use.
+  with a ``RuntimeWarning`` saying so, otherwise an ``ImportError`` that says what to
+  install or which mode to use.
 
 This module imports gymnasium and ``pis_env`` only.
 """
@@ -24,6 +25,7 @@ This module imports gymnasium and ``pis_env`` only.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +61,11 @@ def _make(layout_version: int, num_envs: int, kwargs: dict) -> gym.vector.Vector
         from train.vector.gym_vector_env import PisYediliVectorEnv
     except ImportError as error:
         if kwargs.get("opponents") is None and not set(kwargs) & set(BATCHED_ONLY):
+            warnings.warn(
+                f"{env_id}: the batched engine could not be imported ({error}), so make_vec "
+                f"steps gymnasium's SyncVectorEnv over the single-agent view (random "
+                f"opponents, as asked); pip install 'pis-yedili[fast]' for the batched one",
+                RuntimeWarning, stacklevel=3)
             return _sync(env_id, num_envs, kwargs)
         raise ImportError(
             f"{env_id}'s vector env steps the batched engine, which could not be imported "
