@@ -238,3 +238,13 @@ def test_did_you_mean_lists_each_suggestion_once():
         " (did you mean 'draw_rule'?)")
     with pytest.raises(ValueError, match=r"did you mean 'free'\?"):
         Rules(draw_rule="fre")
+
+
+def test_the_typed_options_are_the_rules_fields():
+    """``RulesOptions`` (the typed keywords of ``env()``) holds the fields of ``Rules``."""
+    import dataclasses
+
+    from pis_env.rules import RulesOptions
+
+    fields = {f.name: f.type for f in dataclasses.fields(Rules)}
+    assert RulesOptions.__annotations__.keys() == fields.keys()
