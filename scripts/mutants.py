@@ -311,7 +311,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="config-no-nearest-key",
-        file="train/sb3/config.py",
+        file="train/common/schema.py",
         old="        return _hint(close)\n",
         new="        return \"\"\n",
         test=("tests/train/test_train_config.py::"

@@ -112,7 +112,7 @@ def openskill_ratings(
     for names, ranks in games:
         if len(set(names)) != len(names):
             raise ValueError(f"a player appears twice in one game: {list(names)}")
-        teams = []
+        teams: list[Any] = []
         for name in names:
             if name not in current:
                 current[name] = model.rating(name=name)
