@@ -184,3 +184,17 @@ def test_cli_errors_name_the_installed_command(tmp_path):
                    "--deals", "0", "--no-save"], tmp_path)
     assert module.stderr.startswith("python -m agents.tournament: error: "), module.stderr
     np.testing.assert_equal(module.returncode, 2)
+
+
+@pytest.mark.parametrize("command, module, argv", [
+    ("pis-train", "train.sb3.run", ["no_such_key=1"]),
+    ("pis-play", "agents.ui.play", ["--deals", "0"]),
+])
+def test_every_cli_names_the_installed_command_it_runs_as(command, module, argv, monkeypatch,
+                                                           capsys):
+    import importlib
+
+    main = importlib.import_module(module).main
+    monkeypatch.setattr(sys, "argv", [str(BIN / command), *argv])
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"{command}: error: ")

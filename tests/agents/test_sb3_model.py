@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import warnings
 import zipfile
 
 import numpy as np
@@ -25,7 +26,10 @@ def _train(tmp_path, env_id, policy_kwargs, name, env_kwargs=None):
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)
-    envs = make_vec_env(env_id, n_envs=2, seed=0, env_kwargs=env_kwargs)
+    with warnings.catch_warnings(record=True) as caught:  # SB3's own way warns nothing
+        warnings.simplefilter("always")
+        envs = make_vec_env(env_id, n_envs=2, seed=0, env_kwargs=env_kwargs)
+    assert [str(w.message) for w in caught] == []
     model = MaskablePPO("MlpPolicy", envs, n_steps=32, batch_size=64, n_epochs=1, seed=0,
                         policy_kwargs=policy_kwargs, device="cpu")
     model.learn(total_timesteps=64)

@@ -54,3 +54,7 @@ def test_making_either_gymnasium_view_warns_nothing():
         assert env.unwrapped.aec.layout_version == version
         vec.close()
         env.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gymnasium.make_vec("PisYedili-v0", num_envs=2).close()  # the batched engine
+    assert [str(w.message) for w in caught] == []
