@@ -251,7 +251,7 @@ def test_live_play_reveals_no_hidden_card_seed_or_deck(bot, deals):
     """Every answer of live play (moves, bot moves, polls, a refused history) is read:
     none has a seed or a deck, and none names a card that is in a bot's hand or the
     stock (a ppo bot's policy would: it lists the bot's legal moves)."""
-    api = client("--bots", bot, "--deals", deals)
+    api = client("--bots", bot, "--deals", deals, arranged=False)
     rng = np.random.default_rng(7)
     state = api.post("/api/games", json={"bots": [bot]}).json()
     gid = state["id"]

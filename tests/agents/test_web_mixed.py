@@ -151,7 +151,8 @@ def test_a_replay_shows_a_v1_policy_on_its_own_layout(v1_specs):
 def test_a_mixed_table_reveals_no_hidden_card(v1_specs):
     """test_web_api's leak check on a table with a v1 network: no answer of live play
     names a card in a bot's hand or the stock, or holds a seed or a deck."""
-    api = client("--players", "4", "--bots", f"{v1_specs[1]},{V0_4P},heuristic")
+    api = client("--players", "4", "--bots", f"{v1_specs[1]},{V0_4P},heuristic",
+                 arranged=False)
     rng = np.random.default_rng(3)
     state = api.post("/api/games", json={}).json()
     seen = _LeakCheck(api.app.state.games.peek(state["id"]))
