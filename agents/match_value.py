@@ -113,11 +113,12 @@ def standing(decoded: Mapping, num_deals: int) -> tuple[int, list[int]] | None:
     return int(decoded["deal"]), [int(t) for t in decoded["scores"]]
 
 
-def settled_charges(charges: np.ndarray, winners: np.ndarray, points: np.ndarray,
+def settled_charges(charges: np.ndarray, winners: np.ndarray | None, points: np.ndarray,
                     truncated: np.ndarray) -> np.ndarray:
     """The rollouts' charges [B, n], a truncated rollout charged as if the deal had ended
     on hand points (the lowest hand wins and pays nothing, the others their points), as
-    the deal scores of ``agents.search`` and ``agents.mc`` treat one."""
+    the deal scores of ``agents.search`` and ``agents.mc`` treat one (``winners`` is not
+    needed: the charges say it, and is taken for the callers' argument order)."""
     charges = np.array(charges, dtype=np.int64)
     if truncated.any():
         pts = np.asarray(points, dtype=np.int64)[truncated]

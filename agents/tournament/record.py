@@ -42,7 +42,8 @@ def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> l
             def move(s: int, _deal: int, players=players, versions=versions) -> None:
                 env.step(players[s].act(seat_observation(env, s, versions[s], encoders)))
 
-            charges, *_ = play_match(env, players, decks, dealer, env_seed(seed, d), move)
+            charges: list[int] | None = play_match(env, players, decks, dealer,
+                                                   env_seed(seed, d), move)[0]
         else:
             deck, dealer = deal_setup(seed, d, n)
             env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
