@@ -160,3 +160,10 @@ def test_bots_are_built_for_the_match_and_told_of_each_new_deal():
     run_tournament([_Counting, "greedy"], num_players=2, deals=2, rules={"num_deals": 3},
                    workers=1, progress=False)
     assert _Counting.resets == [3] * (2 * 2 * 2)  # 2 matches x 2 rotations x 2 new deals
+
+
+def test_the_cli_refuses_a_bot_that_cannot_play_the_match(tmp_path, capsys):
+    assert main(["--agents", "random?num_deals=2,greedy", "--players", "2", "--deals", "1",
+                 "--option", "num_deals=4", "--workers", "1", "--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert "num_deals=2, but the table plays 4-deal matches" in err and "drop it" in err
