@@ -30,6 +30,12 @@ the environment's own RNG (only used by the ``reshuffle``
 variant) from ``(seed, d)``. So results depend only on the seed, never on the number of
 workers or how deals are split between them.
 
+**Matches.** With the rules' ``num_deals > 1`` (``--option num_deals=4``) every game is a
+whole match and ``deals`` counts matches: match ``m`` stacks ``num_deals`` decks from
+``default_rng([seed, m])`` and is replayed under every rotation; the statistics below are
+then the match's (match win rate with a tie on totals shared, mean total, head-to-head on
+totals, ratings by totals). See ``agents.tournament.matches``.
+
 **Tables.** With ``k`` agents and ``n`` players: explicit ``tables`` (lineups of ``n``
 agents) are used as given; otherwise ``k == n`` is one table of everyone, ``k > n`` is a
 round robin over every combination of ``n`` agents (all pairs for 2 players), and
@@ -62,9 +68,10 @@ statistic and counted in ``result.truncated``.
 plain line every ``PROGRESS_EVERY_S`` seconds and one at the end.
 
 **Modules** (one job each): ``specs`` (agent spec strings), ``deals`` (tables, rotations,
-seeds, rules), ``worker`` (playing chunks of deals in a process), ``driver``
-(``run_tournament``: the pool or Ray, then the statistics), ``results`` (statistics and
-the table, CSV, JSON, plot), ``progress``, ``record`` (``--record``), ``cli``.
+seeds, rules), ``matches`` (the match mode), ``worker`` (playing chunks of deals in a
+process), ``driver`` (``run_tournament``: the pool or Ray, then the statistics),
+``results`` (statistics and the table, CSV, JSON, plot), ``progress``, ``record``
+(``--record``), ``cli``.
 """
 
 from agents.tournament.cli import build_parser, main
