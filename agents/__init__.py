@@ -13,7 +13,7 @@ import importlib
 import inspect
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import Any
 
@@ -33,10 +33,58 @@ BUILTIN = {
     "human": "agents.ui.human:HumanAgent",
     "ppo": "agents.ppo:PPOAgent",
 }
+
+
+class _Registry(dict[str, "str | Callable[..., Any]"]):
+    """``REGISTRY``: a dict that reads the installed packages' entry points the first time
+    a name is looked up, listed or counted, not at ``import agents`` (scanning every
+    installed distribution takes a sizeable part of a second)."""
+
+    _loaded = False
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            load_entry_points()
+
+    def __contains__(self, key: object) -> bool:
+        self._load()
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> str | Callable[..., Any]:
+        self._load()
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._load()
+        return super().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._load()
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self._load()
+        return super().keys()
+
+    def items(self) -> Any:
+        self._load()
+        return super().items()
+
+    def values(self) -> Any:
+        self._load()
+        return super().values()
+
+
 #: Every bot name -> its factory: ``"module:attr"`` (imported on first use) or a callable
 #: that takes the keyword arguments of ``make`` and returns an agent. The shipped bots,
-#: then those of installed packages (``ENTRY_POINT_GROUP``), then ``register``'s.
-REGISTRY: dict[str, str | Callable[..., Any]] = dict(BUILTIN)
+#: then those of installed packages (``ENTRY_POINT_GROUP``, read on first use), then
+#: ``register``'s.
+REGISTRY: dict[str, str | Callable[..., Any]] = _Registry(BUILTIN)
 #: A name must survive an agent spec (``name?key=value``, comma-separated lists).
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 
@@ -71,12 +119,13 @@ def register(name: str, factory: str | Callable[..., Any], *, replace: bool = Fa
 
 
 def load_entry_points() -> list[str]:
-    """Add the bots that installed packages name in ``ENTRY_POINT_GROUP`` (done once at
-    import; call again after installing a package in a running process). A name that is
-    already taken is skipped with a warning. Returns the names added."""
+    """Add the bots that installed packages name in ``ENTRY_POINT_GROUP`` (done once, at
+    the first look-up of ``REGISTRY``; call again after installing a package in a running
+    process). A name that is already taken is skipped with a warning. Returns the names
+    added."""
     added = []
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in REGISTRY:
+        if dict.__contains__(REGISTRY, ep.name):
             if REGISTRY[ep.name] != ep.value:
                 warnings.warn(f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}) is "
                               f"skipped: the name is taken by {REGISTRY[ep.name]!r}",
@@ -170,7 +219,6 @@ def _parameters(factory: Callable[..., Any]) -> set[str]:
 
 
 REGISTRY.update(importlib.import_module("agents.panel").PANEL_REGISTRY)  # the opponent panel
-load_entry_points()  # after the shipped names, which an installed package cannot take
 
 __all__ = [
     "BUILTIN", "ENTRY_POINT_GROUP", "REGISTRY", "Agent", "AgentProtocol", "accepts",

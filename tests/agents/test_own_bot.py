@@ -161,14 +161,15 @@ def test_an_installed_packages_entry_point_names_its_bot(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
     check = _run([sys.executable, "-W", "error::UserWarning", "-c",
                   "import warnings\n"
+                  "import agents\n"
+                  "print(agents.REGISTRY._loaded)\n"  # read at the first look-up
                   "with warnings.catch_warnings(record=True) as w:\n"
                   "    warnings.simplefilter('always')\n"
-                  "    import agents\n"
-                  "print(agents.REGISTRY['lowest'], agents.REGISTRY['heuristic'])\n"
+                  "    print(agents.REGISTRY['lowest'], agents.REGISTRY['heuristic'])\n"
                   "print(type(agents.make_for_table('lowest', {'num_players': 3})).__name__)\n"
                   "print(len(w), 'taken' in str(w[0].message))\n"], tmp_path, env)
     assert check.returncode == 0, check.stderr
-    assert check.stdout.split() == ["mybot:Lowest", "agents.heuristic:HeuristicAgent",
+    assert check.stdout.split() == ["False", "mybot:Lowest", "agents.heuristic:HeuristicAgent",
                                     "Lowest", "1", "True"]
     played = _run([str(BIN / "pis-tournament"), "--agents", "lowest,greedy", "--deals", "2",
                    "--workers", "1", "--no-save", "--no-progress"], ROOT, env)
