@@ -92,11 +92,13 @@ def step(api: TestClient, state: dict, rng: np.random.Generator,
 
 
 def play_out(api: TestClient, state: dict, rng, seen: list | None = None) -> list[dict]:
-    """Play to the end of the match; the states of every request."""
+    """Play to the end of the match; the states of every request (each with the move log
+    from the version its request named), the last one read again with the whole log."""
     states = [state]
     while state["status"] != "match_over":
         state = step(api, state, rng, seen)
         states.append(state)
+    states[-1] = api.get(f"/api/games/{state['id']}").json()
     return states
 
 
@@ -183,7 +185,9 @@ def test_whole_match_moves_offered_are_the_reference_rules(bot):
     assert last["position"]["result"]["charges"] == env.game.charges
     assert last["position"]["result"]["totals"] == env.game.totals
     assert last["position"]["hands"][1] is not None  # every hand shown at the end
-    assert len(last["log"]) == sum(len(h) for h in env.game.histories)
+    moves = sum(len(h) for h in env.game.histories)
+    assert last["version"] == moves
+    assert len(api.get(f"/api/games/{state['id']}").json()["log"]) == moves
     assert api.post(f"/api/games/{state['id']}/advance",
                     json={"version": last["version"]}).status_code == 409
 
