@@ -10,7 +10,7 @@ import numpy as np
 from fastapi.testclient import TestClient
 
 from agents.ui.web.app import create_app
-from agents.ui.web.bots import SHARED_CACHES, shared_caches, warm_weight
+from agents.ui.web.bots import SHARED_CACHES, shareable, shared_caches, warm_weight
 from agents.ui.web.tables import GAME_BYTES, TableConfig
 from pis_env import Rules
 
@@ -39,9 +39,14 @@ class CachingBot:
 
 def test_search_keeps_its_rollout_engine_in_the_shared_attribute():
     from agents import make_for_table
+    from agents.search import BatchedRollouts
 
     bot = make_for_table("search", Rules().to_dict(), seed=0)
     assert all(hasattr(bot, name) for name in SHARED_CACHES)
+    engine = BatchedRollouts(bot.rules, bot.table.params)
+    assert shareable(engine)
+    engine.types = object()  # the policies of one bot's opponent types: its own
+    assert not shareable(engine) and not shareable(None)
 
 
 def test_caches_are_shared_by_a_lanes_bots_and_left_out_of_their_weight():

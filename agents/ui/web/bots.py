@@ -35,6 +35,7 @@ import pickle
 import queue
 import signal
 import threading
+import types
 from concurrent.futures import Future
 from typing import Any
 
@@ -47,6 +48,10 @@ START_LIMIT = 120.0
 #: Attributes of a bot that are caches without per-game state, shared by every bot of
 #: one spec in a worker (built lazily by the first bot that needs one).
 SHARED_CACHES = ("_engine",)
+#: Attributes of such a cache that, when set, tie it to its own bot (``search``'s rollouts
+#: with ``rollout_policy="types"`` play that bot's particle filter's opponent types): such
+#: a cache is not shared.
+OWN_STATE = ("types",)
 #: Where a lane keeps those shared caches, in its ``agents`` dict.
 _SHARED = ("", "shared caches")
 #: Decisions a bot plays before ``warm_weight`` weighs it.
@@ -65,11 +70,16 @@ class Busy(BotError):
     """More moves are queued than the lanes accept: try again shortly."""
 
 
+def shareable(cache) -> bool:
+    """Whether a bot's cache may serve other bots (it holds nothing of its own bot)."""
+    return cache is not None and all(getattr(cache, name, None) is None for name in OWN_STATE)
+
+
 def _without_shared(agent):
     """A shallow view of ``agent`` with its shared caches left out (for weighing it)."""
     clone = copy.copy(agent)
     for name in SHARED_CACHES:
-        if getattr(clone, name, None) is not None:
+        if shareable(getattr(clone, name, None)):
             setattr(clone, name, None)
     return clone
 
@@ -101,12 +111,47 @@ def _played(agent, rules: dict, seed: int = 0):
     return bot
 
 
+class _Sink:
+    """A file that only counts what is written to it."""
+
+    def __init__(self):
+        self.size = 0
+
+    def write(self, data) -> int:
+        size = memoryview(data).nbytes
+        self.size += size
+        return size
+
+
+class _Weigher(pickle.Pickler):
+    """Pickles to count bytes: a module an object refers to is code, not its state."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, types.ModuleType):
+            return str, (obj.__name__,)
+        return NotImplemented
+
+
+def pickled_size(obj) -> int:
+    """The size of ``obj`` pickled (its arrays and tensors included), modules it refers
+    to counted as their names."""
+    sink = _Sink()
+    _Weigher(sink, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return sink.size
+
+
 def warm_weight(agent, rules: dict, seed: int = 0) -> int:
     """What one game's copy of ``agent`` holds once it has played: its pickled size after
     ``WARM_DECISIONS`` decisions of a deal, its shared caches left out (they are counted
-    once per worker, not per game)."""
+    once per worker, not per game). A bot that cannot be pickled is weighed as its
+    prototype, with a warning in the log."""
     bot = _played(agent, rules, seed)
-    return len(pickle.dumps(_without_shared(bot), protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        return pickled_size(_without_shared(bot))
+    except Exception as e:  # pickle raises several types for what it cannot copy
+        log.warning("bot %s cannot be weighed after play (%s): weighing its prototype",
+                    type(agent).__name__, e)
+        return pickled_size(agent)
 
 
 def warm_caches(prototypes: dict[str, Any], rules: dict | None) -> dict:
@@ -121,7 +166,7 @@ def warm_caches(prototypes: dict[str, Any], rules: dict | None) -> dict:
             continue
         bot = _played(prototype, rules)
         for name in SHARED_CACHES:
-            if getattr(bot, name, None) is not None:
+            if shareable(getattr(bot, name, None)):
                 shared[(spec, name)] = getattr(bot, name)
     return shared
 
@@ -138,7 +183,7 @@ def perform(agents: dict, prototypes: dict[str, Any], op: str, args: tuple):
         action = int(agent.act(observation))
         for name in SHARED_CACHES:
             cache = getattr(agent, name, None)
-            if cache is not None:
+            if shareable(cache):
                 shared.setdefault((spec, name), cache)
         return action
     if op == "open":
