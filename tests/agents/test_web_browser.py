@@ -449,10 +449,15 @@ def test_a_match_shows_the_running_score_across_deals(match_server, browser):
     session = app.state.games.peek(data["game"])
     charges = session.deals[0]["charges"]
 
+    def texts(selector):  # read in one script: the page may re-render in between
+        return browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent)",
+            selector)
+
     def row(deal):
-        return [td.text for td in css(browser, f"#score-table tr[data-deal='{deal}'] td")]
+        return texts(f"#score-table tr[data-deal='{deal}'] td")
     assert row(0) == ["1", *map(str, charges)]
-    totals = [td.text for td in css(browser, "#score-table tr.totals td")]
+    totals = texts("#score-table tr.totals td")
     assert totals == ["Total", *map(str, charges)]
     css(browser, "#next-deal")[0].click()
     wait(browser, lambda d: css(d, "#score-table tr[data-deal='1'].current"),

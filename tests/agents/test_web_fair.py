@@ -227,7 +227,7 @@ def test_a_four_deal_match_by_default_with_the_running_score():
     state = api.post("/api/games", json={}).json()
     assert state["deals"] == [] and state["position"]["num_deals"] == 4
     totals = [0, 0]
-    while state["position"]["deal"] < 2:  # two of the four deals
+    while state["position"]["deal"] < 1:  # the first of the four deals
         state = step(api, state, rng)
         if state["status"] == "deal_over":
             result = state["position"]["result"]
@@ -236,7 +236,7 @@ def test_a_four_deal_match_by_default_with_the_running_score():
             assert last == {"deal": len(state["deals"]) - 1, "charges": result["charges"],
                             "totals": totals}
             assert not result["match_over"]
-    assert len(state["deals"]) == 2 and state["position"]["totals"] == totals
+    assert len(state["deals"]) == 1 and state["position"]["totals"] == totals
     assert state["status"] in ("your_turn", "bot_turn")
     single = TestClient(app_from_args(build_parser().parse_args([*args, "--deals", "1"])),
                         base_url=BASE)
