@@ -5,6 +5,7 @@
     python -m benchmarks.web_load --replay-rss 2000,10000,50000
     python -m benchmarks.web_load --memory-games 40      # RSS of 40 search games, 64 MiB cap
     python -m benchmarks.web_load --timing-seconds 60    # forced vs chosen bot moves by time
+    python -m benchmarks.web_load --stall-loads 5        # a GET while 5 long replays load
 
 Needs the ``web-bench`` extra (``pip install -e '.[web-bench]'``: the web extra and
 psutil).
@@ -465,6 +466,48 @@ def replay_rss(sizes: list[int]) -> None:
               f"{took:7.2f}")
 
 
+def replay_stall(args) -> None:
+    """While ``--stall-loads`` clients each load a ``--stall-moves``-move history at once,
+    the latency of a plain ``GET /api/config`` every 20 ms, the loads' answers and the
+    server's memory growth."""
+    text = long_history(args.stall_moves)
+    with Server("--bot-workers", "0", "--max-body-bytes", "20000000") as server:
+        time.sleep(0.5)
+        before = tree_rss(server.proc.pid)
+        phase = Phase(3600, 10**9)
+        answers: list[tuple[int, int, float]] = []
+        lock = threading.Lock()
+
+        def loader():
+            client = Client(server.port)
+            start = time.perf_counter()
+            status, data = client.call("POST", "/api/replays", {"history": text})
+            size = len(json.dumps(data))
+            with lock:
+                answers.append((status, size, time.perf_counter() - start))
+
+        loaders = [threading.Thread(target=loader) for _ in range(args.stall_loads)]
+        probe = threading.Thread(target=prober, args=(server.port, phase, 0.02), daemon=True)
+        probe.start()
+        time.sleep(0.5)
+        for t in loaders:
+            t.start()
+        for t in loaders:
+            t.join()
+        time.sleep(0.5)
+        phase.deadline = 0  # stop the prober
+        probe.join()
+        after = tree_rss(server.proc.pid)
+    lat = phase.latencies
+    print(f"{args.stall_loads} loads at once of a {args.stall_moves}-move history "
+          f"({len(text) / 1e6:.2f} MB):")
+    for status, size, took in sorted(answers):
+        print(f"  {status}: {size / 1000:.1f} KB answer in {took:.2f} s")
+    print(f"GET /api/config meanwhile: {len(lat)} requests, p50 {1000 * percentile(lat, 50):.1f}"
+          f" ms, p99 {1000 * percentile(lat, 99):.1f} ms, max {1000 * max(lat):.1f} ms")
+    print(f"server memory growth {(after - before) / 2**20:.1f} MiB")
+
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
@@ -484,6 +527,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bot-workers", type=int, default=2, help="pis-serve --bot-workers")
     p.add_argument("--replay-rss", type=_ints, default=None, metavar="N,N,...",
                    help="measure the memory of replaying histories of N moves instead")
+    p.add_argument("--stall-loads", type=int, default=None, metavar="K",
+                   help="time a plain GET while K clients load a long replay at once")
+    p.add_argument("--stall-moves", type=int, default=100_000,
+                   help="moves of the history of --stall-loads (default 100000)")
     p.add_argument("--memory-games", type=int, default=None, metavar="N",
                    help="measure the memory of N played search games instead")
     p.add_argument("--memory-clients", type=int, default=4,
@@ -497,6 +544,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.max_requests < 1 or any(n < 1 for n in args.clients):
         p.error("--seconds > 0, --max-requests >= 1 and client counts >= 1")
+    if args.stall_loads is not None:
+        if not 1 <= args.stall_loads <= 50 or not 1 <= args.stall_moves <= 100_000:
+            p.error("--stall-loads 1..50 and --stall-moves 1..100000")
+        replay_stall(args)
+        return 0
     if args.memory_games is not None:
         if not 1 <= args.memory_games <= 1000 or args.memory_clients < 1:
             p.error("--memory-games 1..1000 and --memory-clients >= 1")
