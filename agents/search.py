@@ -64,6 +64,7 @@ from agents.belief.tracker import (
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
 from agents.match_value import match_scores, settled_charges, standing
 from agents.mc import DEFAULT_HORIZON, choose_action, scores_of
+from agents.typed_rollouts import TypePolicies
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
 from pis_env.rules import Rules
@@ -77,7 +78,13 @@ DEFAULT_DETERMINIZE = "particles"
 #: The observation layout ``determinize="particles"`` asks for: ``pis_yedili_v1``'s.
 PARTICLES_LAYOUT = 1
 #: Who plays the moves of a rollout after the searched action (``rollout_policy``).
-ROLLOUT_POLICIES = ("heuristic", "network", "mixed")
+ROLLOUT_POLICIES = ("heuristic", "network", "mixed", "types")
+#: The opponent types of the type search (``rollout_policy="types"``): the model set's
+#: batched bots and uniform (``agents.belief.opponent_models``' ``"panel"`` preset without
+#: its network types, which cost the filter and the rollouts 3-4x the time budget).
+TYPES_MODEL = "panel?networks=0"
+#: What the search plays when the rollouts do not clearly prefer a move (``fallback``).
+FALLBACKS = ("heuristic", "mean")
 
 
 class BatchedRollouts:
@@ -88,7 +95,7 @@ class BatchedRollouts:
     searching seat (``"searcher"``); the heuristic plays the others."""
 
     def __init__(self, rules: Rules, params: Params, network=None,
-                 network_seats: str = "all"):
+                 network_seats: str = "all", types: TypePolicies | None = None):
         from agents.heuristic.batched import HeuristicPolicy
         from pis_env.batched import BatchedGame
         from pis_env.batched import kernels as K
@@ -101,6 +108,7 @@ class BatchedRollouts:
         self._games: dict[int, tuple] = {}
         self.network = network
         self.network_seats = network_seats
+        self.types = types
 
     def _game(self, size: int):
         if size not in self._games:
@@ -109,10 +117,13 @@ class BatchedRollouts:
         return self._games[size]
 
     def run(self, template: np.ndarray, hands: np.ndarray, stocks: np.ndarray,
-            actions: list[int], seeds: np.ndarray) -> tuple[np.ndarray, ...]:
+            actions: list[int], seeds: np.ndarray,
+            kinds: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """Rows ``d * A + i``: determinization ``d`` (opponents' ``hands[d]``, stock
-        ``stocks[d]`` next card first) after ``actions[i]``. Returns charges [B, n],
-        winners [B, n], hand points [B, n] at the end and which rows were truncated."""
+        ``stocks[d]`` next card first) after ``actions[i]``; with ``kinds`` ([D, n] type
+        indices, ``types`` given), opponent ``k`` of determinization ``d`` is played by
+        type ``kinds[d, k]``'s policy in all its rows. Returns charges [B, n], winners
+        [B, n], hand points [B, n] at the end and which rows were truncated."""
         K = self.K
         n = self.rules.num_players
         a_count = len(actions)
@@ -130,6 +141,17 @@ class BatchedRollouts:
         acts = np.tile(np.asarray(actions, dtype=np.int64), len(stocks))
         game.step(acts, write_obs=False)
         moves = policy.from_game if self.network is None else self._network_moves(policy)
+        if kinds is not None:
+            if self.types is None:
+                raise ValueError("kinds given to rollouts built without type policies")
+            if self.network is not None:
+                raise ValueError("type rollouts play the heuristic at the searching seat; "
+                                 "a rollout network does not combine with them")
+            row_kinds = np.repeat(np.asarray(kinds, dtype=np.int64), a_count, axis=0)
+            types, params = self.types, policy.params
+
+            def moves(game):
+                return types.moves(game, row_kinds, params)
         for _ in range(5000):
             acts = moves(game)
             if (acts < 0).all():
@@ -179,7 +201,25 @@ class SearchAgent(Agent):
     file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal
     actions) or ``"mixed"`` (the searching seat the network, the others the heuristic);
     a policy file for another table size is a ``ValueError``; ``match_aware``: at a match
-    table score rollouts by the match (default) rather than by the deal."""
+    table score rollouts by the match (default) rather than by the deal;
+    ``rollout_policy="types"`` (``determinize="particles"`` only): in each determinization
+    every opponent is played by the type of the opponent model it was drawn with from
+    that world's type posterior (``ParticleBelief.sample(..., types=True)``, the
+    batched players of ``agents.typed_rollouts``; a type without one, by the heuristic), the
+    searching seat by the heuristic; it is meant with ``opponent_model="panel"``;
+    ``fallback``: what to play when the rollouts do not prefer another move by
+    ``confidence`` standard errors, ``"heuristic"`` (default: the heuristic's move) or
+    ``"mean"`` (no move is favoured: the best mean score, ``confidence`` unused).
+
+    What it knows of who the opponents are (the particle filter's type posterior) carries
+    from deal to deal and across ``reset``: a match, or games against the same opponent,
+    teach it more the longer it plays. ``forget_opponents()``, or
+    ``reset(seed, opponents_changed=True)``, clears it when the opponent changes (a
+    tournament builds a fresh bot for every game, so nothing carries there unless asked:
+    ``carry_posterior=True``, ``search?carry_posterior=1``, carries it between the
+    rotations of each deck, ``agents.tournament.worker.carry_opponents``). ``opponent_prior()`` /
+    ``set_opponent_prior(prior)`` hand that knowledge, and no card, from one bot to
+    another (a browser-table session keeps one per player; see docs/search.md)."""
 
     name = "search"
 
@@ -190,7 +230,8 @@ class SearchAgent(Agent):
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  particles: int | None = None, opponent_model=None, moves: int | None = None,
-                 match_aware: bool = True, **options):
+                 match_aware: bool = True, fallback: str = "heuristic",
+                 carry_posterior: bool = False, **options):
         if determinize == "particles":
             # Asks for the v1 observation (its exact public events) where the table offers
             # every seat its own layout (the tournament, the browser table); reads v0 too.
@@ -208,12 +249,21 @@ class SearchAgent(Agent):
         if belief_path is not None and determinize != "belief":
             raise ValueError("belief_path is the learned belief of determinize='belief'; "
                              f"determinize={determinize!r} does not read it")
-        if rollout_path is not None and rollout_policy == "heuristic":
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback={fallback!r}: one of {', '.join(FALLBACKS)}")
+        if rollout_policy == "types" and determinize != "particles":
+            raise ValueError("rollout_policy='types' plays the particle filter's types: "
+                             f"determinize='particles', not {determinize!r}")
+        if rollout_path is not None and rollout_policy in ("heuristic", "types"):
             raise ValueError("rollout_path is the network of rollout_policy='network' or "
                              "'mixed'; the heuristic rollouts take no policy file")
         self.rollouts = rollouts
         self.determinize = determinize
         self.confidence = float(confidence)
+        self.fallback = fallback
+        #: Asks a tournament to carry what it learnt of its opponents between the
+        #: rotations of a deck (``agents.tournament.worker.carry_opponents``).
+        self.carry_posterior = bool(carry_posterior)
         self.win_bonus = float(win_bonus)
         #: Score rollouts by the match (``agents.match_value``) at a match table.
         self.match_aware = bool(match_aware)
@@ -240,20 +290,43 @@ class SearchAgent(Agent):
         self.rollout_policy = rollout_policy
         self.rollout_path = rollout_path
         self._network = None
-        if rollout_policy != "heuristic":
+        self._types: TypePolicies | None = None
+        if rollout_policy == "types":
+            assert self.filter is not None
+            self._types = TypePolicies(self.filter.types, self._search_rules, seed)
+        elif rollout_policy != "heuristic":
             self.rollout_path = rollout_path or f"models/ppo_{num_players}p.zip"
             self._network = rollout_network(self.rollout_path, num_players)
         self._engine: BatchedRollouts | None = None
         self.last_rollouts = 0
         self.last_values: dict[int, float] = {}
 
-    def reset(self, seed: int | None = None) -> None:
-        """Forget the deal (a new deal is also detected) and, with ``seed``, reseed."""
+    def reset(self, seed: int | None = None, opponents_changed: bool = False) -> None:
+        """Forget the deal (a new deal is also detected) and, with ``seed``, reseed. What
+        the particle filter learnt of who the opponents are stays, unless
+        ``opponents_changed`` (``forget_opponents``)."""
         super().reset(seed)
         if self.filter is not None:
             self.filter.reset(seed)
+            if opponents_changed:
+                self.filter.forget_opponents()
         else:
             self.tracker.reset()
+
+    def forget_opponents(self) -> None:
+        """The opponents changed: forget who the particle filter thought they were."""
+        if self.filter is not None:
+            self.filter.forget_opponents()
+
+    def opponent_prior(self) -> np.ndarray | None:
+        """What is known of who each opponent is ([n, types] log-probabilities by
+        relative seat; ``None`` without a particle filter); no card knowledge."""
+        return None if self.filter is None else self.filter.opponent_prior()
+
+    def set_opponent_prior(self, prior) -> None:
+        """Start the next deal from ``prior`` (``opponent_prior``'s output)."""
+        if self.filter is not None and prior is not None:
+            self.filter.set_opponent_prior(prior)
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, rollouts={self.rollouts}, "
@@ -310,7 +383,10 @@ class SearchAgent(Agent):
         unseen = np.zeros(NUM_CARDS, dtype=bool)
         unseen[position.unseen] = True
         sizes = decoded["hand_sizes"]
-        if self.filter is not None:
+        kinds = None
+        if self._types is not None:
+            hands, stocks, kinds = self.filter.sample(count, rng, types=True)
+        elif self.filter is not None:
             hands, stocks = self.filter.sample(count, rng)
         else:
             belief = self.belief(decoded)
@@ -320,11 +396,13 @@ class SearchAgent(Agent):
         if self._engine is None:
             self._engine = BatchedRollouts(
                 self._search_rules, self.table.params, self._network,
-                "searcher" if self.rollout_policy == "mixed" else "all")
+                "searcher" if self.rollout_policy == "mixed" else "all", self._types)
         template = self._template(position)
-        with _torch_threads(1 if self._network is not None else None):
+        torch_used = self._network is not None or (self._types is not None
+                                                  and self._types.networks)
+        with _torch_threads(1 if torch_used else None):
             charges, winners, points, truncated = self._engine.run(
-                template, hands, stocks, actions, seeds)
+                template, hands, stocks, actions, seeds, kinds)
         match = standing(decoded, self.num_deals) if self.match_aware else None
         if match is None:
             scores = scores_of(charges, winners, points, truncated, self.rules.reward,
@@ -335,6 +413,8 @@ class SearchAgent(Agent):
         scores = scores.reshape(count, len(actions))
         self.last_rollouts = scores.size
         self.last_values = {a: float(v) for a, v in zip(actions, scores.mean(axis=0))}
+        if self.fallback == "mean":
+            return actions[int(np.argmax(scores.mean(axis=0)))]
         fallback = decoded_action(decoded, legal, self.table)
         return choose_action(actions, scores, fallback, self.confidence)
 
@@ -387,5 +467,5 @@ class _torch_threads:
         return False
 
 
-__all__ = ["DEFAULT_ROLLOUTS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
-           "BatchedRollouts", "SearchAgent", "rollout_network"]
+__all__ = ["DEFAULT_ROLLOUTS", "FALLBACKS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
+           "BatchedRollouts", "SearchAgent", "TypePolicies", "rollout_network"]

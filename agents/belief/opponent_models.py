@@ -23,8 +23,19 @@ network's observation is written from the row by the engine's own encoder
 
 ``opponent_model(spec, num_players)`` builds one from a string: ``"uniform"``,
 ``"heuristic"`` (ε 0.1), ``"heuristic?epsilon=0.3"``, ``"network"`` (the shipped
-``models/ppo_{n}p.zip``), ``"network?path=...&temperature=..."``, or a mixture
-``"heuristic:0.6,uniform:0.4"``.
+``models/ppo_{n}p.zip``), ``"network?path=...&temperature=..."``, a mixture
+``"heuristic:0.6,uniform:0.4"``, or the preset ``"panel"`` (``"panel?epsilon=0.1"``).
+
+``"panel"`` (:data:`PANEL_MODEL`): one type per batched bot of the opponent panel's model
+set (``agents.panel.MODEL_SET``; each ε-mixed, ``agents.panel.models.panel_model``, so no
+world dies when the opponent is none of them; ``random`` is the uniform type), a
+self-model (the shipped network, :class:`NetworkModel`) and uniform, with equal prior
+weights. Why: an opponent that plays nothing like our heuristic is explained by the
+type that does play like it, and the particle filter's posterior over the types
+(``ParticleBelief.type_posterior``) says who the opponent is. Every type carries ``bot``:
+the name of the batched policy that plays it in a search's rollouts
+(``agents.search``'s ``rollout_policy="types"``; ``"self"`` the shipped network,
+``"random"`` the uniform type). Evaluation-set bots are never types.
 """
 
 from __future__ import annotations
@@ -37,8 +48,14 @@ from pis_env.batched import kernels as K
 
 #: The default: half our heuristic (itself ε-mixed), half uniform over the legal moves.
 DEFAULT_MODEL = "heuristic:0.5,uniform:0.5"
+#: The preset of every model-set type, a self-model and uniform (see the module docstring).
+PANEL_MODEL = "panel"
 #: The most rows one call of a model takes (the callers chunk nothing bigger than this).
 MAX_ROWS = 1 << 20
+
+
+#: Policy files a ``NetworkModel`` has read in this process: (path, players) -> policy.
+_LOADED: dict = {}
 
 
 def _legal_counts(rows: np.ndarray) -> np.ndarray:
@@ -61,6 +78,7 @@ class UniformModel:
     """Every legal move equally likely; an illegal one has probability 0."""
 
     name = "uniform"
+    bot = "random"
 
     def probs(self, rows: np.ndarray, actions: np.ndarray, cfg: np.ndarray) -> np.ndarray:
         _check(rows, actions)
@@ -76,6 +94,7 @@ class HeuristicModel:
     probability ``1 - epsilon`` and a uniformly random legal move otherwise."""
 
     name = "heuristic"
+    bot = "heuristic"
 
     def __init__(self, epsilon: float = 0.1, params=None):
         epsilon = float(epsilon)
@@ -126,7 +145,10 @@ class NetworkModel:
 
             if not resolve_path(policy).exists():
                 raise ValueError(f"network opponent model: no policy file {policy!r}")
-            policy = TorchPolicy.from_file(policy, num_players, 1)
+            key = (str(resolve_path(policy)), num_players)
+            if key not in _LOADED:  # read once per process: its weights are only read
+                _LOADED[key] = TorchPolicy.from_file(policy, num_players, 1)
+            policy = _LOADED[key]
         self.policy = policy
         self.num_players = num_players
         self.temperature = temperature
@@ -185,10 +207,35 @@ class MixtureModel:
         return "MixtureModel(" + ", ".join(f"{w:.3g} {m!r}" for w, m in self.parts) + ")"
 
 
+def panel_types(num_players: int = 2, epsilon: float = 0.1,
+                networks: bool = True) -> MixtureModel:
+    """The ``"panel"`` preset (see the module docstring): every batched model-set bot but
+    ``random``, then the self-model, then uniform, equal weights; each part's ``bot`` names
+    its rollout policy. ``networks=False`` leaves out the network types (``ppo_v2`` and
+    the self-model), the costly ones to evaluate and to roll out."""
+    from agents.panel import MODEL_SET, NOT_BATCHED
+    from agents.panel.models import panel_model
+
+    parts = []
+    for name in MODEL_SET:
+        if name in NOT_BATCHED or name == "random" or (name == "ppo_v2" and not networks):
+            continue
+        model = panel_model(name, num_players, epsilon)
+        model.bot = name
+        parts.append(model)
+    if networks:
+        self_model = NetworkModel(f"models/ppo_{num_players}p.zip", num_players)
+        self_model.bot = "self"
+        parts.append(self_model)
+    parts.append(UniformModel())
+    return MixtureModel([(1.0, m) for m in parts])
+
+
 def _single(spec: str, num_players: int):
     name, _, query = spec.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True))
-    known = {"uniform": set(), "heuristic": {"epsilon"}, "network": {"path", "temperature"}}
+    known = {"uniform": set(), "heuristic": {"epsilon"}, "network": {"path", "temperature"},
+             PANEL_MODEL: {"epsilon", "networks"}}
     if name not in known:
         raise ValueError(f"opponent model {name!r}: one of {', '.join(known)} (or a "
                          "mixture like 'heuristic:0.5,uniform:0.5')")
@@ -201,6 +248,9 @@ def _single(spec: str, num_players: int):
             return UniformModel()
         if name == "heuristic":
             return HeuristicModel(float(options.get("epsilon", 0.1)))
+        if name == PANEL_MODEL:
+            return panel_types(num_players, float(options.get("epsilon", 0.1)),
+                               options.get("networks", "1") not in ("0", "false", "no"))
         return NetworkModel(options.get("path", f"models/ppo_{num_players}p.zip"),
                             num_players, float(options.get("temperature", 1.0)))
     except (TypeError, ValueError) as e:
@@ -232,5 +282,5 @@ def opponent_model(spec=None, num_players: int = 2):
     return MixtureModel(parts)
 
 
-__all__ = ["DEFAULT_MODEL", "HeuristicModel", "MixtureModel", "NetworkModel", "UniformModel",
-           "opponent_model"]
+__all__ = ["DEFAULT_MODEL", "PANEL_MODEL", "HeuristicModel", "MixtureModel", "NetworkModel",
+           "UniformModel", "opponent_model", "panel_types"]

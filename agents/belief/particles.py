@@ -177,18 +177,23 @@ class ParticleBelief:
 
     # ------------------------------------------------------------------ state
     def reset(self, seed: int | None = None) -> None:
-        """Forget the deal; with ``seed``, restart the random generator from it."""
+        """Forget the deal; with ``seed``, restart the random generator from it. What the
+        deal said about who each opponent is stays: the type posterior so far becomes the
+        next deal's prior (``seat_logprior``), as it does when a new deal is observed
+        without a reset. ``forget_opponents()`` clears it, for a new opponent."""
         if seed is not None or not hasattr(self, "rng"):
             self.seed = seed
             self.rng = np.random.default_rng(seed)
+        if getattr(self, "st", None) is not None and self.used:
+            self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))
+        elif not hasattr(self, "seat_logprior"):
+            self.seat_logprior = np.tile(self.type_logprior, (self.num_players, 1))
         self.tracker.reset()
         self._action: int | None = None  # the seat's action since its last observation
         self.st: np.ndarray | None = None
         self.stock = np.zeros((self.particles, NUM_CARDS), dtype=np.int8)
         self.streams = np.zeros(self.particles, dtype=np.uint64)
         self.logw = np.zeros(self.particles)
-        # Per opponent seat, the log-prior of each type (carried from deal to deal).
-        self.seat_logprior = np.tile(self.type_logprior, (self.num_players, 1))
         self.loglik = np.zeros((self.particles, self.num_players, len(self.types)))
         self.public = 0        # cards that were public this deal (pile, the seat's hand)
         self._clear_history()
@@ -198,6 +203,31 @@ class ParticleBelief:
         self.resamples = 0
         self.accepted = 0      # rejuvenation moves accepted
         self.proposed = 0
+
+    def forget_opponents(self) -> None:
+        """The opponents changed: the type prior of every seat back to the model's own
+        weights (``type_logprior``). Call it between deals (after ``reset``): what the
+        current deal's worlds were weighed with stays in their weights."""
+        self.seat_logprior = np.tile(self.type_logprior, (self.num_players, 1))
+        self.loglik[:] = 0.0
+
+    def opponent_prior(self) -> np.ndarray:
+        """[n, types] log-probabilities: what is known of who each opponent is, from
+        every deal since ``forget_opponents`` (this one's evidence included), the form
+        ``set_opponent_prior`` takes. It holds no card of any deal."""
+        if self.st is not None and self.used:
+            return np.log(np.maximum(self.type_posterior(), 1e-6))
+        return self.seat_logprior.copy()
+
+    def set_opponent_prior(self, logprior) -> None:
+        """Start from ``logprior`` ([n, types] log-probabilities, normalised per seat;
+        ``opponent_prior``'s output) as what is known of who each opponent is. Call it
+        before the deal's first observation."""
+        z = np.asarray(logprior, dtype=np.float64)
+        if z.shape != (self.num_players, len(self.types)):
+            raise ValueError(f"an opponent prior of shape {z.shape}: expected "
+                             f"{(self.num_players, len(self.types))}")
+        self.seat_logprior = z - _lse(z)[:, None]
 
     def _clear_history(self) -> None:
         self.used = 0
@@ -415,6 +445,14 @@ class ParticleBelief:
         post /= post.sum(axis=2, keepdims=True)
         return np.nan_to_num(np.einsum("p,pkj->kj", w, post), nan=1.0 / len(self.types))
 
+    def world_type_posterior(self, idx: np.ndarray) -> np.ndarray:
+        """[len(idx), n, types]: in each world of ``idx``, each opponent's type posterior
+        given the moves it made in that world (the weights ``logw`` are its sum)."""
+        z = self.seat_logprior[None] + self.loglik[np.asarray(idx)]
+        z = z - z.max(axis=2, keepdims=True)
+        post = np.exp(z)
+        return post / post.sum(axis=2, keepdims=True)
+
     def _record(self, mover: int, action: int, logp: np.ndarray) -> None:
         t = self.used
         if t == MAX_DECISIONS:  # keep the latest half
@@ -513,6 +551,8 @@ class ParticleBelief:
         from agents.belief.state_from_obs import ObservedPosition
 
         self.projections += 1
+        if self.st is not None and self.used:  # who the opponents are survives the rebuild
+            self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))
         n, p = self.num_players, self.particles
         position = ObservedPosition(decoded, self.rules.replace(num_deals=1),
                                     void_weight=None)
@@ -642,10 +682,15 @@ class ParticleBelief:
         return (st[:, K.HAND:K.HAND + n].copy(), self.stock[:, lo:hi].astype(np.int64),
                 self._weights())
 
-    def sample(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, count: int, rng: np.random.Generator, types: bool = False) -> tuple:
         """``count`` determinizations in ``sample_hidden_batch``'s form: opponents' hand
         masks [count, n-1] and stocks [count, S] (next card first, shuffled afresh):
-        worlds drawn by weight, a ``smoothing`` share from the uniform deal."""
+        worlds drawn by weight, a ``smoothing`` share from the uniform deal. With
+        ``types``, also [count, n] type indices (of ``self.types``; column 0, the seat
+        itself, -1): each opponent's type drawn from the type posterior of the world it
+        was dealt from (``world_type_posterior``; a uniform-deal world from the seat's
+        ``type_posterior``), so a rollout can play, in each world, the type that world
+        was weighed with."""
         st = self._state
         if not 1 <= count <= 1 << 20:
             raise ValueError(f"count={count!r}: must be in 1..{1 << 20}")
@@ -663,7 +708,16 @@ class ParticleBelief:
                                        int(flat.sum()), self._forbidden())
             hands[flat] = h
             stocks[flat] = s
-        return hands, stocks
+        if not types:
+            return hands, stocks
+        post = self.world_type_posterior(idx)
+        if flat.any():
+            post[flat] = self.type_posterior()[None]
+        cum = np.cumsum(post, axis=2)
+        u = rng.random((count, n, 1)) * cum[:, :, -1:]
+        kinds = np.minimum((cum < u).sum(axis=2), len(self.types) - 1)
+        kinds[:, 0] = -1
+        return hands, stocks, kinds
 
     def __repr__(self) -> str:
         return (f"ParticleBelief(num_players={self.num_players}, particles={self.particles}, "

@@ -107,6 +107,31 @@ def _mover(env, players: list, labels: list[str], encoders: dict, where: str, ro
     return move
 
 
+def carry_opponents(players: list, labels: list[str], carried: dict, into: bool) -> None:
+    """The repeated-opponent mode of bots built with ``carry_posterior`` (``search?
+    carry_posterior=1``): after each rotation of a deck such a bot's evidence about who
+    each opponent is (``opponent_prior()``, by relative seat; no card) is kept under
+    (its label, the opponent's label), and the next rotation's bot of that label starts
+    from it (``set_opponent_prior``), so the bot meets an opponent it has played the
+    deck's earlier rotations against. Only within one deck, whose rotations one task
+    plays in order: the results depend on neither ``--workers`` nor the backend."""
+    n = len(players)
+    for s, p in enumerate(players):
+        if not getattr(p, "carry_posterior", False):
+            continue
+        if into:
+            prior = p.opponent_prior()
+            for k in range(1, n):
+                key = (labels[s], labels[(s + k) % n])
+                if key in carried:
+                    prior[k] = carried[key]
+            p.set_opponent_prior(prior)
+        else:
+            prior = p.opponent_prior()
+            for k in range(1, n):
+                carried[(labels[s], labels[(s + k) % n])] = prior[k]
+
+
 def play_chunk(task: tuple[int, int, int]):
     """Play deals ``start..stop-1`` of table ``t`` under every rotation (matches
     ``start..stop-1`` in match mode)."""
@@ -145,11 +170,13 @@ def play_chunk(task: tuple[int, int, int]):
     for i, d in enumerate(range(start, stop)):
         deck, dealer = deal_setup(seed, d, n)
         eseed = env_seed(seed, d)
+        carried: dict = {}  # this deck's evidence about opponents (carry_opponents)
         for r in range(n):
             labels = seating[r]
             players = [
                 _get_agent(specs[labels[s]], n, agent_seed(seed, d, r, s), s) for s in range(n)
             ]
+            carry_opponents(players, labels, carried, into=True)
             env.reset(seed=eseed, options={"deck": deck, "dealer": dealer})
             game = env.game
             versions = [getattr(p, "layout_version", env.layout_version) for p in players]
@@ -163,6 +190,7 @@ def play_chunk(task: tuple[int, int, int]):
                         f"agent {labels[s]!r} in seat {s} failed at table {t}, deal {d}, "
                         f"rotation {r}: {type(e).__name__}: {e}"
                     ) from e
+            carry_opponents(players, labels, carried, into=False)
             charges[i, r] = game.charges
             winners[i, r] = game.winners
             reasons[i, r] = REASONS.index(game.end_reason)

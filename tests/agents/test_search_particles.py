@@ -19,9 +19,9 @@ def test_particles_mode_deals_the_filters_worlds(monkeypatch):
     dealt = []
     run = BatchedRollouts.run
 
-    def spy(self, template, hands, stocks, actions, seeds):
+    def spy(self, template, hands, stocks, actions, seeds, kinds=None):
         dealt.append(hands.copy())
-        return run(self, template, hands, stocks, actions, seeds)
+        return run(self, template, hands, stocks, actions, seeds, kinds)
 
     monkeypatch.setattr(BatchedRollouts, "run", spy)
     n = 2

@@ -1,0 +1,214 @@
+"""Opponent types: the ``"panel"`` opponent model, the particle filter's posterior over who
+the opponent is (it finds the bot actually playing, carries from deal to deal, resets
+when told), rollouts that play in each world the type it was weighed with, and the
+tournament's repeated-opponent mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make
+from agents.belief import ParticleBelief, opponent_model
+from agents.belief.opponent_models import DEFAULT_MODEL, MixtureModel
+from agents.panel import EVALUATION_SET, MODEL_SET, NOT_BATCHED, batched_policy
+from agents.search import TYPES_MODEL
+from agents.typed_rollouts import TypePolicies
+from pis_env import decode_observation, pis_yedili_v1
+from pis_env.batched import BatchedGame
+from pis_env.batched import kernels as K
+from pis_env.rules import Rules
+
+
+def test_the_panel_preset_is_the_model_set_a_self_model_and_uniform():
+    model = opponent_model("panel", 2)
+    bots = [m.bot for _, m in model.parts]
+    assert bots == [m for m in MODEL_SET if m not in NOT_BATCHED and m != "random"] + [
+        "self", "random"]
+    assert not set(bots) & set(EVALUATION_SET)
+    assert type(model.parts[-2][1]).__name__ == "NetworkModel"
+    assert np.allclose([w for w, _ in model.parts], 1 / len(bots))
+    fast = opponent_model(TYPES_MODEL, 2)
+    assert [m.bot for _, m in fast.parts] == [b for b in bots if b not in ("ppo_v2", "self")]
+    old = opponent_model(DEFAULT_MODEL, 2)  # the old specs still build
+    assert isinstance(old, MixtureModel) and len(old.parts) == 2
+    with pytest.raises(ValueError, match="no option"):
+        opponent_model("panel?path=x", 2)
+
+
+def _series(opponent: str, deals: int, seed: int, belief: ParticleBelief | None = None,
+            reset: bool = True):
+    """Seat 0 (the heuristic) followed by a filter against ``opponent`` in seat 1 for
+    ``deals`` deals; returns the filter."""
+    n = 2
+    belief = belief or ParticleBelief(n, particles=64, opponent_model=TYPES_MODEL, seed=seed)
+    me = make("heuristic", num_players=n)
+    other = make(opponent, num_players=n, seed=seed)
+    env = pis_yedili_v1.raw_env(num_players=n)
+    for d in range(deals):
+        env.reset(seed=seed * 100 + d)
+        if reset:
+            belief.reset()
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            if agent == "player_1":
+                env.step(other.act(obs))
+                continue
+            belief.observe(decode_observation(obs["observation"], n, 1, 1))
+            action = me.act(obs)
+            belief.record(action)
+            env.step(action)
+    return belief
+
+
+@pytest.mark.parametrize("opponent", ["hoarder", "sevens", "heuristic", "miser"])
+def test_the_posterior_finds_the_bot_that_plays(opponent):
+    """Against a model-set bot (the bot itself plays seat 1: the reference), three deals
+    put most of the posterior on its type."""
+    belief = _series(opponent, 3, seed=4)
+    bots = [m.bot for m in belief.types]
+    post = belief.type_posterior()[1]
+    assert bots[int(np.argmax(post))] == opponent, dict(zip(bots, post.round(3)))
+    assert post[bots.index(opponent)] > 4 / len(bots)  # four times its prior
+
+
+def test_the_posterior_carries_across_deals_and_resets_when_told():
+    belief = _series("hoarder", 2, seed=5)
+    right = [m.bot for m in belief.types].index("hoarder")
+    after_one = belief.type_posterior()[1, right]
+    belief.reset()  # a new deal against the same opponent: the evidence stays
+    assert np.exp(belief.seat_logprior[1, right]) == pytest.approx(after_one, rel=1e-6)
+    assert np.exp(belief.seat_logprior[1, right]) > 2 / len(belief.types)
+    _series("hoarder", 1, seed=6, belief=belief, reset=False)
+    assert belief.type_posterior()[1, right] > after_one
+    belief.reset()
+    belief.forget_opponents()  # a new opponent: back to the prior
+    assert np.allclose(belief.seat_logprior, belief.type_logprior[None])
+    search = make("search", num_players=2, seed=1, opponent_model=TYPES_MODEL)
+    search.filter.seat_logprior[1] = np.log(np.eye(len(belief.types))[right] + 1e-6)
+    search.reset(seed=2)
+    assert search.opponent_prior()[1].argmax() == right
+    search.reset(seed=2, opponents_changed=True)
+    assert np.allclose(search.opponent_prior(), search.filter.type_logprior[None])
+
+
+def test_each_rollout_world_plays_the_type_it_was_weighed_with():
+    """``sample(types=True)``: each determinization's opponent type comes from the world
+    it was dealt from. The worlds are made to say, by their likelihoods, that the
+    opponent is type ``hand % T`` (its hand mask), so a type drawn from the seat's
+    overall posterior, or from another world, shows up as a mismatch."""
+    belief = _series("greedy", 1, seed=2)
+    belief.smoothing = 0.0
+    t = len(belief.types)
+    hands = belief._state[:, K.HAND + 1]
+    belief.loglik[:] = 0.0
+    belief.loglik[np.arange(belief.particles), 1, hands % t] = 50.0
+    belief.seat_logprior[:] = np.log(1 / t)
+    got_hands, _, kinds = belief.sample(400, np.random.default_rng(0), types=True)
+    assert (kinds[:, 0] == -1).all()
+    assert (kinds[:, 1] == got_hands[:, 0] % t).all()
+    assert len(set(kinds[:, 1])) > 1
+
+
+def test_typed_rollout_moves_are_each_types_own_bot():
+    """Every row's move is the move of that row's type for the seat to move: the style
+    bots' own batched policies (the reference), the heuristic at seat 0 and for the
+    heuristic type; the epsilon types' moves are legal."""
+    rules = Rules(num_players=2, illegal_action="raise")
+    types = ParticleBelief(2, particles=8, opponent_model=TYPES_MODEL).types
+    bots = [m.bot for m in types]
+    policies = TypePolicies(types, rules, seed=0)
+    size = 512
+    game = BatchedGame(size, rules, seed=3)
+    game.reset()
+    rng = np.random.default_rng(4)
+    kinds = np.full((size, 2), -1, dtype=np.int64)
+    kinds[:, 1] = rng.integers(0, len(types), size)
+    heuristic = batched_policy("heuristic", size, rules)
+    exact = {b: batched_policy(b, size, rules) for b in bots
+             if b not in ("heuristic", "random", "greedy_eps")}
+    checked = 0
+    for _ in range(60):
+        acts = policies.moves(game, kinds, heuristic.params).copy()
+        st = game.st
+        live = st[:, K.LEGAL] != 0
+        if not live.any():
+            break
+        expect = heuristic.from_game(game).copy()
+        kind = kinds[np.arange(size), st[:, K.CUR]]
+        for k, b in enumerate(bots):
+            rows = np.flatnonzero(live & (kind == k))
+            if b in exact and rows.size:
+                expect[rows] = exact[b].state_actions(game, rows)
+        fuzzy = np.isin(kind, [bots.index("random"), bots.index("greedy_eps")])
+        same = live & ~fuzzy
+        assert (acts[same] == expect[same]).all()
+        assert (((st[live, K.LEGAL] >> acts[live]) & 1) == 1).all()
+        checked += int(same.sum())
+        game.step(np.where(live, acts, 0), write_obs=False, auto_reset=True)
+    assert checked > 2000
+
+
+def test_the_type_search_rolls_out_the_types(monkeypatch):
+    """``rollout_policy="types"`` hands the rollouts each world's types."""
+    from agents.search import BatchedRollouts
+
+    seen = []
+    run = BatchedRollouts.run
+
+    def spy(self, template, hands, stocks, actions, seeds, kinds=None):
+        seen.append(kinds)
+        return run(self, template, hands, stocks, actions, seeds, kinds)
+
+    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    bot = make("search", num_players=2, seed=1, rollouts=32, particles=32,
+               opponent_model=TYPES_MODEL, rollout_policy="types")
+    env = pis_yedili_v1.raw_env(num_players=2)
+    env.reset(seed=1)
+    other = make("sevens", num_players=2)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        env.step((bot if agent == "player_0" else other).act(obs))
+    assert seen and all(k is not None and k.shape[1] == 2 for k in seen)
+    with pytest.raises(ValueError, match="particles"):
+        make("search", determinize="belief", rollout_policy="types")
+
+
+def test_the_repeated_opponent_mode_carries_the_posterior_between_rotations(monkeypatch):
+    """``search?carry_posterior=1``: the second rotation's bot starts from what the first
+    learnt of the opponent; the results do not depend on the workers."""
+    from agents.tournament import run_tournament, worker
+
+    starts = []
+    carry = worker.carry_opponents
+
+    def spy(players, labels, carried, into):
+        if into:
+            starts.append({k: v.copy() for k, v in carried.items()})
+            for p in players:
+                if getattr(p, "carry_posterior", False):
+                    before.append(p.opponent_prior())
+        carry(players, labels, carried, into)
+        if into:
+            for p in players:
+                if getattr(p, "carry_posterior", False):
+                    after.append(p.opponent_prior())
+
+    before, after = [], []
+    spec = f"search?rollouts=16&particles=16&opponent_model={TYPES_MODEL}&carry_posterior=1"
+    monkeypatch.setattr(worker, "carry_opponents", spy)
+    one = run_tournament([spec, "hoarder"], deals=2, seed=3, workers=1, progress=False)
+    monkeypatch.undo()
+    assert starts[0] == {} and set(starts[1]) == {(spec, "hoarder")}
+    learnt = starts[1][(spec, "hoarder")]
+    assert np.exp(learnt).sum() == pytest.approx(1.0, abs=1e-3)
+    assert np.exp(learnt).max() > 2 / learnt.size  # it learnt something
+    assert np.allclose(before[1], before[0]) and np.allclose(after[1][1], learnt)
+    two = run_tournament([spec, "hoarder"], deals=2, seed=3, workers=2, progress=False)
+    drop = ("elapsed_s", "workers")
+    assert ({k: v for k, v in one.to_dict().items() if k not in drop}
+            == {k: v for k, v in two.to_dict().items() if k not in drop})
