@@ -59,6 +59,11 @@ STYLE_BOTS = {
 }
 
 
+#: ``"module:Class"`` specs of the named bots -> their names (a spec may name the class).
+_CLASS_NAMES = {path: name for name, path in PANEL_REGISTRY.items()} | {
+    "agents.heuristic.variants:HeldOutHeuristic": "held_out"}
+
+
 def panel() -> tuple[str, ...]:
     """Every member: the model set, then the evaluation set."""
     return MODEL_SET + EVALUATION_SET
@@ -67,7 +72,8 @@ def panel() -> tuple[str, ...]:
 def spec_names(spec: str) -> list[str]:
     """The agent names in a spec string: ``"heuristic"``, ``"held_out?variant=x"``
     (``held_out``), an opponent-model mixture ``"heuristic:0.5,uniform:0.5"``
-    (``heuristic``, ``uniform``), ``"ppo:PATH"`` (``ppo``)."""
+    (``heuristic``, ``uniform``), ``"ppo:PATH"`` (``ppo``), a panel bot's
+    ``"module:Class"`` (its name)."""
     names = []
     for part in str(spec).split(","):
         base = part.strip().partition("?")[0]
@@ -78,7 +84,8 @@ def spec_names(spec: str) -> list[str]:
                 base = head  # a mixture weight
             except ValueError:
                 base = head if head == "ppo" else base
-        names.append(base.strip())
+        base = base.strip()
+        names.append(_CLASS_NAMES.get(base, base))
     return names
 
 

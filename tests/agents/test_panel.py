@@ -227,9 +227,10 @@ def test_the_scanner_finds_evaluation_bots_outside_eval_sections():
            "pretrain": {"teacher": "held_out?variant=heuristic_tight"},
            "search": {"opponent_model": "heuristic:0.5,counter:0.5"},
            "opponents": ["rank_switcher"],
+           "teacher": "agents.heuristic.variants:HeldOutHeuristic?variant=heuristic_tight",
            "eval": {"opponents": ["held_out", "attacker"]}}
     found = sorted(n for _, n in evaluation_names(bad))
-    assert found == ["attacker", "counter", "held_out", "rank_switcher"]
+    assert found == ["attacker", "counter", "held_out", "held_out", "rank_switcher"]
     assert evaluation_names({"eval": {"opponents": list(EVALUATION_SET)}}) == []
     assert spec_names("ppo:models/ppo_2p.zip") == ["ppo"]
 
