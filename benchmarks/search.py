@@ -5,6 +5,7 @@
     python -m benchmarks.search --decks 20           # the results page's figure
     python -m benchmarks.search --rollouts 256 --rollout-policy network
     python -m benchmarks.search --determinize particles   # the particle filter (v1 table)
+    python -m benchmarks.search --rollout-policy types --opponent-model "panel?networks=0"
 
 Each table size plays ``--decks`` duplicate decks (``agents.tournament.deals``), every
 rotation of one search bot among heuristics, and times the search bot's decisions with a
@@ -21,7 +22,13 @@ import argparse
 import time
 
 from agents import make
-from agents.search import DEFAULT_DETERMINIZE, DEFAULT_ROLLOUTS, MODES, ROLLOUT_POLICIES
+from agents.search import (
+    DEFAULT_DETERMINIZE,
+    DEFAULT_ROLLOUTS,
+    FALLBACKS,
+    MODES,
+    ROLLOUT_POLICIES,
+)
 from agents.tournament.deals import deal_setup
 from pis_env import pis_yedili_v1, raw_env
 
@@ -30,14 +37,17 @@ DEFAULT_DECKS = 3
 
 
 def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
-          rollout_policy: str, determinize: str = DEFAULT_DETERMINIZE) -> tuple[float, int]:
+          rollout_policy: str | None, determinize: str = DEFAULT_DETERMINIZE,
+          **options) -> tuple[float, int]:
     """One deal with the search bot in seat ``rotation``: (seconds, searched decisions)."""
     deck, dealer = deal_setup(seed, deck_index, n)
     env = (pis_yedili_v1.raw_env if determinize == "particles" else raw_env)(num_players=n)
     env.reset(seed=deck_index, options={"deck": deck, "dealer": dealer})
     bots = [make("heuristic", num_players=n) for _ in range(n)]
+    if rollout_policy is not None:
+        options["rollout_policy"] = rollout_policy
     bots[rotation] = make("search", num_players=n, seed=deck_index, rollouts=rollouts,
-                          rollout_policy=rollout_policy, determinize=determinize)
+                          determinize=determinize, **options)
     spent, decisions = 0.0, 0
     for agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
@@ -54,21 +64,26 @@ def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
     return spent, decisions
 
 
-def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str = "heuristic",
+def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str | None = None,
            players: tuple[int, ...] = (2, 4),
-           determinize: str = DEFAULT_DETERMINIZE) -> dict[int, float]:
-    """Mean seconds per searched decision at each table size (one line printed each)."""
+           determinize: str = DEFAULT_DETERMINIZE, **options) -> dict[int, float]:
+    """Mean seconds per searched decision at each table size (one line printed each).
+    ``rollout_policy`` ``None`` and ``options`` left out: the bot's defaults;
+    ``options``: more ``SearchAgent`` keywords (``opponent_model``, ``fallback``)."""
     out = {}
     for n in players:
-        _play(n, 0, seed + 1, 0, rollouts, rollout_policy, determinize)  # numba compiles
+        _play(n, 0, seed + 1, 0, rollouts, rollout_policy, determinize,
+              **options)  # numba compiles
         spent, decisions = 0.0, 0
         for g in range(decks):
             for rotation in range(n):
-                s, d = _play(n, g, seed, rotation, rollouts, rollout_policy, determinize)
+                s, d = _play(n, g, seed, rotation, rollouts, rollout_policy, determinize,
+                             **options)
                 spent, decisions = spent + s, decisions + d
         out[n] = spent / max(decisions, 1)
         print(f"{n} players: {1000 * out[n]:.1f} ms per decision ({decisions} searched "
-              f"decisions, {rollouts} {rollout_policy} rollouts, determinize={determinize})",
+              f"decisions, {rollouts} {rollout_policy or 'default'} rollouts, "
+              f"determinize={determinize}{''.join(f', {k}={v}' for k, v in options.items())})",
               flush=True)
     return out
 
@@ -80,16 +95,22 @@ def main(argv=None) -> int:
                         help=f"duplicate decks per table size (default {DEFAULT_DECKS})")
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS,
                         help=f"rollouts per decision (default {DEFAULT_ROLLOUTS})")
-    parser.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default="heuristic",
-                        help="who plays the rollouts (default heuristic)")
+    parser.add_argument("--rollout-policy", choices=ROLLOUT_POLICIES, default=None,
+                        help="who plays the rollouts (default the bot's)")
+    parser.add_argument("--opponent-model", default=None,
+                        help="the particle filter's opponent model (default the bot's)")
+    parser.add_argument("--fallback", choices=FALLBACKS, default=None,
+                        help="the move when no other is clearly better (default the bot's)")
     parser.add_argument("--determinize", choices=MODES, default=DEFAULT_DETERMINIZE,
                         help="where the determinizations come from (default particles)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
     args = parser.parse_args(argv)
     if args.decks < 1 or args.rollouts < 1:
         parser.error("--decks and --rollouts must be >= 1")
+    options = {k: v for k, v in (("opponent_model", args.opponent_model),
+                                 ("fallback", args.fallback)) if v is not None}
     timing(args.decks, args.rollouts, args.seed, args.rollout_policy,
-           determinize=args.determinize)
+           determinize=args.determinize, **options)
     return 0
 
 
