@@ -1158,6 +1158,40 @@ MUTANTS: list[Mutant] = [
              "test_the_search_bot_says_its_missing_belief_model_is_not_found",
         why="a belief model passed to a search that does not read it is silently ignored",
     ),
+    Mutant(
+        name="particles-reset-forgets-opponents",
+        file="agents/belief/particles.py",
+        old=("        if getattr(self, \"st\", None) is not None and self.used:\n"
+             "            self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))\n"
+             "        elif not hasattr(self, \"seat_logprior\"):"),
+        new="        if False:\n            pass\n        else:",
+        test="tests/agents/test_opponent_types.py::test_the_posterior_carries_across_deals_and_resets_when_told",
+        why="reset() between deals drops what the filter learnt of who the opponent is",
+    ),
+    Mutant(
+        name="particles-types-from-the-seat-not-the-world",
+        file="agents/belief/particles.py",
+        old="        post = self.world_type_posterior(idx)\n",
+        new="        post = np.repeat(self.type_posterior()[None], count, axis=0)\n",
+        test="tests/agents/test_opponent_types.py::test_each_rollout_world_plays_the_type_it_was_weighed_with",
+        why="a rollout world's opponent type is drawn regardless of what that world says",
+    ),
+    Mutant(
+        name="typed-rollouts-play-the-heuristic",
+        file="agents/typed_rollouts.py",
+        old="        style = style_of[k] if k >= 0 else HEURISTIC\n",
+        new="        style = HEURISTIC\n",
+        test="tests/agents/test_opponent_types.py::test_typed_rollout_moves_are_each_types_own_bot",
+        why="the type rollouts play the heuristic at every seat",
+    ),
+    Mutant(
+        name="tournament-carries-no-posterior",
+        file="agents/tournament/worker.py",
+        old="            p.set_opponent_prior(prior)\n",
+        new="            pass\n",
+        test="tests/agents/test_opponent_types.py::test_the_repeated_opponent_mode_carries_the_posterior_between_rotations",
+        why="search?carry_posterior=1 starts every rotation knowing nothing of the opponent",
+    ),
 ]
 
 
