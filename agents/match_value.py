@@ -83,9 +83,13 @@ def future_charges(num_players: int, deals_left: int,
 def win_share(totals: np.ndarray) -> np.ndarray:
     """float64 [...]: seat 0's share of the win for final totals ``[..., n]`` (the lowest
     total wins, a tie of ``w`` seats shares it: ``1/w`` each)."""
-    low = totals.min(axis=-1, keepdims=True)
-    tied = (totals == low).sum(axis=-1)
-    return np.where(totals[..., 0] == low[..., 0], 1.0 / tied, 0.0)
+    own = totals[..., 0]
+    best_other = totals[..., 1:].min(axis=-1)
+    share = (own < best_other).astype(np.float64)
+    tie = own == best_other
+    if tie.any():
+        share[tie] = 1.0 / (1 + (totals[tie][:, 1:] == own[tie][:, None]).sum(axis=-1))
+    return share
 
 
 def match_scores(charges: np.ndarray, totals: Sequence[int], deal: int,
@@ -96,13 +100,15 @@ def match_scores(charges: np.ndarray, totals: Sequence[int], deal: int,
     ``num_deals``, over ``samples`` futures. See the module docstring."""
     charges = np.asarray(charges, dtype=np.int64)
     n = charges.shape[1]
-    standing = charges + np.asarray(totals, dtype=np.int64)[None, :]
-    future = future_charges(n, num_deals - deal - 1, samples)
-    out = np.empty(len(standing))
-    for start in range(0, len(standing), _ROWS):
-        rows = standing[start:start + _ROWS]
+    standing = (charges + np.asarray(totals, dtype=np.int64)[None, :]).astype(np.int32)
+    future = future_charges(n, num_deals - deal - 1, samples).astype(np.int32)
+    # Rollouts end on few distinct charge vectors: score each distinct standing once.
+    distinct, inverse = np.unique(standing, axis=0, return_inverse=True)
+    out = np.empty(len(distinct))
+    for start in range(0, len(distinct), _ROWS):
+        rows = distinct[start:start + _ROWS]
         out[start:start + _ROWS] = win_share(rows[:, None, :] + future[None, :, :]).mean(axis=1)
-    return 100.0 * out
+    return 100.0 * out[inverse.reshape(-1)]
 
 
 def standing(decoded: Mapping, num_deals: int) -> tuple[int, list[int]] | None:
