@@ -28,7 +28,9 @@ than one legal action the bot
    default the shipped ``models/ppo_{n}p.zip``), one batched torch forward pass per move
    over all unfinished rows (``agents.batched_policy.TorchPolicy``, one thread);
    ``"mixed"``: the searching seat's moves are the network's, the other seats' the
-   heuristic's;
+   heuristic's; ``"types"`` (with the particle filter): each opponent plays, in each
+   determinization, the opponent type that world was weighed with (drawn from the
+   world's type posterior; ``agents.typed_rollouts``), the searching seat the heuristic;
 4. plays the action with the best mean score (``agents.mc.deal_score``: the charge
    differential plus ``win_bonus`` points per unit of win reward; at a match table,
    ``num_deals > 1``, the rollout's effect on the match instead: its expected match win

@@ -37,6 +37,7 @@ def series(opponent: str, model: str, deals: int, seed: int, particles: int = 25
     type names)."""
     from agents import make
     from agents.belief import ParticleBelief
+    from agents.tournament.worker import seat_observation
     from pis_env import decode_observation, pis_yedili_v1
 
     n = 2
@@ -45,6 +46,8 @@ def series(opponent: str, model: str, deals: int, seed: int, particles: int = 25
     me = make("heuristic", num_players=n)
     other = make(opponent, num_players=n, seed=seed)
     env = pis_yedili_v1.raw_env(num_players=n)
+    version = getattr(other, "layout_version", env.layout_version)
+    encoders: dict = {}
     posts, seen = [], 0
     for d in range(deals):
         env.reset(seed=seed * 1000 + d)
@@ -53,8 +56,8 @@ def series(opponent: str, model: str, deals: int, seed: int, particles: int = 25
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
                 break
-            if agent == "player_1":
-                env.step(other.act(obs))
+            if agent == "player_1":  # shown the layout it was built for
+                env.step(other.act(seat_observation(env, 1, version, encoders)))
                 seen += 1
                 continue
             belief.observe(decode_observation(obs["observation"], n, 1, 1))
