@@ -248,3 +248,43 @@ def test_the_typed_options_are_the_rules_fields():
 
     fields = {f.name: f.type for f in dataclasses.fields(Rules)}
     assert RulesOptions.__annotations__.keys() == fields.keys()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("draw_rule: free\nnominate: [x\n", "2: malformed YAML: while parsing a flow sequence "
+     "(line 2) expected ',' or ']', but got '<stream end>' (line 3)"),
+    ('draw_rule: "free\n', "1: malformed YAML: while scanning a quoted scalar (line 1) found "
+     "unexpected end of stream (line 2)"),
+    ("a: b: c\n", "1: malformed YAML: mapping values are not allowed here (line 1)"),
+])
+def test_a_yaml_error_reads_as_pyyaml_said_it_on_one_line(tmp_path, text, message):
+    """PyYAML's context and problem, each with its 1-based line, then nothing else."""
+    path = tmp_path / "broken.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        Rules.from_yaml(path)
+    assert str(info.value) == f"{path}:{message}"
+
+
+def test_a_yaml_error_without_marks_is_its_own_text():
+    import yaml
+
+    from pis_env.rules import _yaml_problem, _yaml_where
+
+    bare = yaml.YAMLError("the reader  gave\nup")
+    assert _yaml_where(bare) == "" and _yaml_problem(bare) == "the reader gave up"
+
+
+def test_a_rules_path_that_cannot_be_read_says_so(tmp_path):
+    with pytest.raises(ValueError, match=rf"^{tmp_path}: cannot read the rules file: .*"
+                       "Is a directory"):
+        Rules.from_yaml(tmp_path)
+
+
+def test_did_you_mean_offers_three_of_the_closest():
+    """Three suggestions, in difflib's order of similarity, and none for a stranger."""
+    from pis_env.rules import _nearest
+
+    allowed = ["seven_a", "seven_b", "seven_c", "seven_d", "other"]
+    assert _nearest("seven_", allowed) == " (did you mean 'seven_d', 'seven_c', 'seven_b'?)"
+    assert _nearest("zzzz", allowed) == ""
