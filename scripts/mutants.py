@@ -363,8 +363,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="web-bot-policy-always-shown",
         file="agents/ui/web/tables.py",
-        old="            if self.config.show_bot_policy and seat in self.views:",
-        new="            if seat in self.views:",
+        old="        if self.config.show_bot_policy and seat in self.views:",
+        new="        if seat in self.views:",
         test=("tests/agents/test_web_api.py::"
               "test_live_play_reveals_no_hidden_card_seed_or_deck[ppo:models/ppo_2p.zip-1]",
               "tests/agents/test_web_api.py::test_bot_policy_shown_only_with_the_operators_flag"),
@@ -598,8 +598,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="env-typed-as-plain-aecenv",
         file="pis_env/aec.py",
-        old="def env(**kwargs: Any) -> OrderEnforcingWrapper:\n",
-        new="def env(**kwargs: Any) -> AECEnv:\n",
+        old="        **options: Unpack[RulesOptions]) -> OrderEnforcingWrapper:\n",
+        new="        **options: Unpack[RulesOptions]) -> AECEnv:\n",
         test="tests/test_types.py::test_mypy_passes_and_typed_user_code_checks",
         why="env() is annotated as a plain AECEnv: env.unwrapped.game is an error in user code",
     ),
