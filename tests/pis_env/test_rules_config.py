@@ -288,3 +288,34 @@ def test_did_you_mean_offers_three_of_the_closest():
     allowed = ["seven_a", "seven_b", "seven_c", "seven_d", "other"]
     assert _nearest("seven_", allowed) == " (did you mean 'seven_d', 'seven_c', 'seven_b'?)"
     assert _nearest("zzzz", allowed) == ""
+
+
+def test_rules_errors_word_for_word():
+    """The messages the CLIs print as they are: the option, the suggestion, every allowed
+    value or option."""
+    with pytest.raises(ValueError) as info:
+        Rules(draw_rule="fre")
+    assert str(info.value) == ("draw_rule='fre' is not allowed (did you mean 'free'?); "
+                               "allowed values: 'free', 'one', 'until_playable'")
+    with pytest.raises(ValueError) as info:
+        Rules.from_options(num_player=2)
+    assert str(info.value) == (
+        "unknown rules option 'num_player' (did you mean 'num_players'?); allowed options: "
+        "num_players, draw_rule, seven_penalty, after_penalty, nominate, opening, "
+        "empty_stock, num_deals, max_turns, reward, illegal_action")
+    from pis_env.rules import _nearest
+
+    assert _nearest(3, ["draw_rule"]) == ""  # a value that is no name suggests nothing
+
+
+def test_max_turns_takes_its_limit():
+    from pis_env.rules import MAX_MAX_TURNS
+
+    assert Rules(max_turns=MAX_MAX_TURNS).max_turns == MAX_MAX_TURNS
+    with pytest.raises(ValueError, match="max_turns"):
+        Rules(max_turns=MAX_MAX_TURNS + 1)
+
+
+def test_a_shipped_rules_file_loads_by_its_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no configs/ folder here: the name is the shipped file's
+    assert Rules.from_yaml("strict") == Rules.from_yaml(CONFIG_DIR / "strict.yaml")
