@@ -166,6 +166,28 @@ def test_every_batched_model_set_bot_plays_the_batched_engine(n):
         assert game.st[:, K.OVER].all(), name
 
 
+def test_as_batched_env_opponent_same_trajectory_as_the_agent():
+    """``BatchedEnv`` with a style's batched policy (its ``state_actions`` route) plays the
+    very matches it plays with the Python bot."""
+    from pis_env.batched import BatchedEnv
+    from train.vector.sb3_vec_env import AgentPolicy
+
+    rules = Rules(num_players=3)
+    for style in ("hoarder", "drawer"):
+        fast = BatchedEnv(16, rules, opponent=PanelPolicy(16, style), seed=5)
+        slow = BatchedEnv(16, rules, opponent=AgentPolicy(StyleAgent(3, style=style)), seed=5)
+        obs_f, masks_f = fast.reset()
+        obs_s, masks_s = slow.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            np.testing.assert_array_equal(obs_f, obs_s)
+            np.testing.assert_array_equal(masks_f, masks_s)
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks_f])
+            obs_f, rew_f, _, _ = fast.step(actions)
+            obs_s, rew_s, _, _ = slow.step(actions)
+            np.testing.assert_array_equal(rew_f, rew_s)
+
+
 def test_the_v2_networks_batched_policy_makes_the_agents_moves():
     game = BatchedGame(32, Rules(num_players=2), seed=8)
     rnd = RandomPolicy(32, seed=9)
