@@ -115,7 +115,7 @@ def test_the_cli_plays_matches(tmp_path, capsys):
     out = tmp_path / "t"
     assert main(["--agents", "greedy,random", "--players", "2", "--deals", "2",
                  "--option", "num_deals=4", "--workers", "1", "--no-progress",
-                 "--out", str(out), "--record", "1"]) == 0
+                 "--out", str(out), "--record", "1", "--no-save"]) == 0
     text = capsys.readouterr().out
     assert "2 duplicate matches of 4 deals x 2 seat rotations" in text
     import json
