@@ -207,8 +207,9 @@ class SearchAgent(Agent):
     ``rollout_policy="types"`` (``determinize="particles"`` only): in each determinization
     every opponent is played by the type of the opponent model it was drawn with from
     that world's type posterior (``ParticleBelief.sample(..., types=True)``, the
-    batched players of ``agents.typed_rollouts``; a type without one, by the heuristic), the
-    searching seat by the heuristic; it is meant with ``opponent_model="panel"``;
+    batched players of ``agents.typed_rollouts``; a type without one, by the heuristic),
+    the searching seat by the heuristic; its ``opponent_model`` defaults to
+    :data:`TYPES_MODEL`, the panel's types (``search?rollout_policy=types``);
     ``fallback``: what to play when the rollouts do not prefer another move by
     ``confidence`` standard errors, ``"heuristic"`` (default: the heuristic's move) or
     ``"mean"`` (no move is favoured: the best mean score, ``confidence`` unused).
@@ -277,6 +278,8 @@ class SearchAgent(Agent):
                                                 illegal_action="raise", reward="points")
         self.model = load_model(num_players, belief_path) if determinize == "belief" else None
         self.filter: ParticleBelief | None = None
+        if opponent_model is None and rollout_policy == "types":
+            opponent_model = TYPES_MODEL
         filter_options = {k: v for k, v in (("particles", particles), ("moves", moves),
                                             ("opponent_model", opponent_model))
                           if v is not None}

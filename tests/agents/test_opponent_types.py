@@ -164,7 +164,9 @@ def test_the_type_search_rolls_out_the_types(monkeypatch):
 
     monkeypatch.setattr(BatchedRollouts, "run", spy)
     bot = make("search", num_players=2, seed=1, rollouts=32, particles=32,
-               opponent_model=TYPES_MODEL, rollout_policy="types")
+               rollout_policy="types")  # its opponent model: TYPES_MODEL
+    assert [m.bot for m in bot.filter.types] == [
+        m.bot for _, m in opponent_model(TYPES_MODEL, 2).parts]
     env = pis_yedili_v1.raw_env(num_players=2)
     env.reset(seed=1)
     other = make("sevens", num_players=2)
