@@ -83,7 +83,7 @@ PARTICLES_LAYOUT = 1
 ROLLOUT_POLICIES = ("heuristic", "network", "mixed", "types")
 #: The opponent types of the type search (``rollout_policy="types"``): the model set's
 #: batched bots and uniform (``agents.belief.opponent_models``' ``"panel"`` preset without
-#: its network types, which cost the filter and the rollouts 3-4x the time budget).
+#: its network types, which cost the filter and the rollouts over 3x the time budget).
 TYPES_MODEL = "panel?networks=0"
 #: What the search plays when the rollouts do not clearly prefer a move (``fallback``).
 FALLBACKS = ("heuristic", "mean")
