@@ -228,3 +228,74 @@ def test_a_dealer_that_does_not_rotate_is_an_error():
     data["deals"][1]["dealer"] = (data["deals"][1]["dealer"] + 1) % 3
     with pytest.raises(HistoryError, match="dealer moves one seat clockwise"):
         pis_env.raw_env.from_history(resigned(data))
+
+
+DECK = list(range(52))
+
+
+def _legacy_deal(**fields) -> dict:
+    return {"dealer": 0, "deck": DECK, "actions": [], **fields}
+
+
+def _legacy_history(deals, **rules) -> dict:
+    return {"env": "pis_yedili_v0", "rules": rules, "deals": deals}
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"env": "pis_yedili_v9", "rules": {}, "deals": []},
+     "history is for 'pis_yedili_v9', not 'pis_yedili_v0'"),
+    ({"env": "pis_yedili_v0", "rules": {}, "deals": [], "extra": 1},
+     "history: unknown key(s) ['extra']; allowed: ['deals', 'env', 'rules']"),
+    ({"env": "pis_yedili_v0", "rules": [], "deals": []},
+     "history: 'rules' must be a mapping of rules options"),
+    (_legacy_history([]), "history: 'deals' must be a non-empty list"),
+    (_legacy_history([_legacy_deal(), _legacy_deal()]), "history has 2 deals for a match of 1"),
+    (_legacy_history(["x"]), "history deal 0: must be an object"),
+    (_legacy_history([_legacy_deal(reshuffles=[])]),
+     "history deal 0: unknown key(s) ['reshuffles']; allowed: "
+     "['actions', 'dealer', 'deck', 'illegal']"),
+    (_legacy_history([{"dealer": 0, "deck": DECK}]), "history deal 0: 'actions' is missing"),
+    (_legacy_history([_legacy_deal(dealer=2)]), "history deal 0: dealer=2 is not a seat 0..1"),
+    (_legacy_history([_legacy_deal(), _legacy_deal(actions=[[0, 1], [1]])], num_deals=2),
+     "history deal 1 actions[1]: [1] is not a [player, action] pair of ints"),
+    (_legacy_history([_legacy_deal(actions={})]),
+     "history deal 0 actions: must be a list of [player, action] pairs"),
+    (_legacy_history([_legacy_deal(illegal=[0, 99])]),
+     "history deal 0: a forfeit needs illegal_action='terminate'"),
+    (_legacy_history([_legacy_deal(illegal=[0]), _legacy_deal()], num_deals=2,
+                     illegal_action="terminate"),
+     "history deal 0 illegal[0]: [0] is not a [player, action] pair of ints"),
+    (_legacy_history([_legacy_deal(illegal=[0, 99]), _legacy_deal(), _legacy_deal()],
+                     num_deals=3, illegal_action="terminate"),
+     "history deal 0: a forfeit ends the match, yet deals follow"),
+    (_legacy_history([_legacy_deal(), _legacy_deal(illegal=[0, 99]), _legacy_deal()],
+                     num_deals=3, illegal_action="terminate"),
+     "history deal 1: a forfeit ends the match, yet deals follow"),
+])
+def test_a_malformed_history_says_word_for_word_what_is_wrong(data, message):
+    with pytest.raises(HistoryError) as info:
+        history.load(data)
+    assert str(info.value) == message
+
+
+def test_a_format_1_deal_needs_its_reshuffles_as_lists_of_card_ids():
+    data = finished_record()
+    for bad in ("x", [1], [[0.5]]):
+        data["deals"][0]["reshuffles"] = bad
+        with pytest.raises(HistoryError) as info:
+            history.load(resigned(data))
+        assert str(info.value) == ("history deal 0: 'reshuffles' must be a list of lists of "
+                                   "card ids")
+    del data["deals"][0]["reshuffles"]
+    with pytest.raises(HistoryError) as info:
+        history.load(resigned(data))
+    assert str(info.value) == "history deal 0: 'reshuffles' is missing"
+
+
+def test_a_history_nested_too_deeply_is_refused():
+    with pytest.raises(HistoryError) as info:
+        history.load("[" * 100_000 + "]" * 100_000)
+    assert str(info.value) == "history is nested too deeply to be a history"
+    with pytest.raises(HistoryError) as info:
+        history.load("[1]")
+    assert str(info.value) == "a history is a JSON object, got list"
