@@ -27,7 +27,7 @@ network's observation is written from the row by the engine's own encoder
 ``"heuristic:0.6,uniform:0.4"``, or the preset ``"panel"`` (``"panel?epsilon=0.1"``).
 
 ``"panel"`` (:data:`PANEL_MODEL`): one type per batched bot of the opponent panel's model
-set (``agents.panel.MODEL_SET``; each ε-mixed, ``agents.panel.models.panel_model``, so no
+set (``agents.panel.MODEL_SET``; each ε-mixed, ``panel_model``, so no
 world dies when the opponent is none of them; ``random`` is the uniform type), a
 self-model (the shipped network, :class:`NetworkModel`) and uniform, with equal prior
 weights. Why: an opponent that plays nothing like our heuristic is explained by the
@@ -207,6 +207,27 @@ class MixtureModel:
         return "MixtureModel(" + ", ".join(f"{w:.3g} {m!r}" for w, m in self.parts) + ")"
 
 
+def panel_model(name: str, num_players: int = 2, epsilon: float = 0.1):
+    """The opponent model of the model-set bot ``name`` (see the module docstring)."""
+    from agents.panel import EVALUATION_SET, MODEL_SET, NOT_BATCHED
+    from agents.panel.models import StyleModel
+
+    if name in EVALUATION_SET:
+        raise ValueError(f"{name!r} is in the evaluation set: nothing may model it")
+    if name not in MODEL_SET or name in NOT_BATCHED:
+        raise ValueError(f"no opponent model for {name!r}: one of "
+                         f"{', '.join(m for m in MODEL_SET if m not in NOT_BATCHED)}")
+    if name == "heuristic":
+        return HeuristicModel(epsilon)
+    if name == "random":
+        return UniformModel()
+    if name == "ppo_v2":
+        from agents.panel.networks import V2_PATH
+
+        return NetworkModel(V2_PATH.format(n=num_players), num_players)
+    return StyleModel(name, epsilon)
+
+
 def panel_types(num_players: int = 2, epsilon: float = 0.1,
                 networks: bool = True) -> MixtureModel:
     """The ``"panel"`` preset (see the module docstring): every batched model-set bot but
@@ -214,7 +235,6 @@ def panel_types(num_players: int = 2, epsilon: float = 0.1,
     its rollout policy. ``networks=False`` leaves out the network types (``ppo_v2`` and
     the self-model), the costly ones to evaluate and to roll out."""
     from agents.panel import MODEL_SET, NOT_BATCHED
-    from agents.panel.models import panel_model
 
     parts = []
     for name in MODEL_SET:

@@ -6,16 +6,16 @@ A model-set style bot is deterministic up to its own epsilon, so its model is ex
 style's move (``agents.panel.batched.PanelPolicy.base_actions``) with probability
 ``1 - e``, the rest spread evenly over the legal moves, where ``e = 1 - (1 - epsilon)(1 -
 bot epsilon)`` (``epsilon``, the model's own share, keeps a world alive when the opponent
-is not that bot). ``heuristic`` is ``agents.belief.opponent_models.HeuristicModel``,
-``random`` the uniform model, ``ppo_v2`` the network model on its policy file.
-Evaluation-set names are refused: nothing may model them.
+is not that bot). ``agents.belief.opponent_models.panel_model`` builds the model of any
+model-set bot: these for the styles, its own models for ``heuristic``, ``random`` and
+``ppo_v2``; evaluation-set names are refused there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.panel import EVALUATION_SET, MODEL_SET, NOT_BATCHED, STYLE_BOTS
+from agents.panel import STYLE_BOTS
 from pis_env.batched import kernels as K
 
 
@@ -52,24 +52,4 @@ class StyleModel:
         return f"StyleModel({self.name!r}, epsilon={self.epsilon:.3g})"
 
 
-def panel_model(name: str, num_players: int = 2, epsilon: float = 0.1):
-    """The opponent model of the model-set bot ``name`` (see the module docstring)."""
-    from agents.belief.opponent_models import HeuristicModel, NetworkModel, UniformModel
-
-    if name in EVALUATION_SET:
-        raise ValueError(f"{name!r} is in the evaluation set: nothing may model it")
-    if name not in MODEL_SET or name in NOT_BATCHED:
-        raise ValueError(f"no opponent model for {name!r}: one of "
-                         f"{', '.join(m for m in MODEL_SET if m not in NOT_BATCHED)}")
-    if name == "heuristic":
-        return HeuristicModel(epsilon)
-    if name == "random":
-        return UniformModel()
-    if name == "ppo_v2":
-        from agents.panel.networks import V2_PATH
-
-        return NetworkModel(V2_PATH.format(n=num_players), num_players)
-    return StyleModel(name, epsilon)
-
-
-__all__ = ["StyleModel", "panel_model"]
+__all__ = ["StyleModel"]

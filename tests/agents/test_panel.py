@@ -212,7 +212,7 @@ def test_random_is_uniform_and_style_bots_keep_their_epsilon():
 
 
 def test_model_set_opponent_models_are_the_bots_move_probabilities():
-    from agents.panel.models import panel_model
+    from agents.belief.opponent_models import panel_model
 
     game = BatchedGame(48, Rules(num_players=3), seed=9)
     rnd = RandomPolicy(48, seed=10)
