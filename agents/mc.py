@@ -329,7 +329,7 @@ class MonteCarloAgent(Agent):
         actions = cards_of(legal)
         table = self._search_table
         reward = self.rules.reward
-        scores = np.empty((self.samples * self.rollouts, len(actions)))
+        scores: np.ndarray = np.empty((self.samples * self.rollouts, len(actions)))
         match = self._match
         if match is not None:
             settled = np.empty((*scores.shape, self.num_players), np.int64)
@@ -361,8 +361,9 @@ class MonteCarloAgent(Agent):
                         settled[row, i] = state_charges(state)
                 row += 1
         if match is not None:
-            scores = match_scores(settled.reshape(-1, self.num_players), match[1], match[0],
-                                  self.num_deals).reshape(scores.shape)
+            scores = np.asarray(match_scores(settled.reshape(-1, self.num_players), match[1],
+                                             match[0], self.num_deals),
+                                np.float64).reshape(scores.shape)
         return actions, scores
 
 

@@ -389,7 +389,7 @@ class SearchAgent(Agent):
         unseen[position.unseen] = True
         sizes = decoded["hand_sizes"]
         kinds = None
-        if self._types is not None:
+        if self._types is not None and self.filter is not None:
             hands, stocks, kinds = self.filter.sample(count, rng, types=True)
         elif self.filter is not None:
             hands, stocks = self.filter.sample(count, rng)

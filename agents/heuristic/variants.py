@@ -3,8 +3,9 @@ search's belief model learned from.
 
 Why: a belief model trained on games against the default heuristic could only decode that
 one bot. ``train.belief_model.training`` holds these weightings out of its training data
-and reports the model on them separately, and the search bot is measured against them (``held_out`` in a
-tournament: ``--agents search,held_out`` or ``held_out?variant=heuristic_tight``).
+and reports the model on them separately, and the search bot is measured against them
+(``held_out`` in a tournament: ``--agents search,held_out`` or
+``held_out?variant=heuristic_tight``).
 """
 
 from __future__ import annotations
