@@ -19,12 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.heuristic.batched import STACK
-from agents.heuristic.batched import choose as heuristic_choose
+from agents.heuristic.batched import STACK, row_action
 from agents.panel.batched import choose, mix
 from agents.panel.styles import STYLES
 from pis_env.batched import kernels as K
-from pis_env.batched.kernels import lowbit_index, popcount
+from pis_env.batched.kernels import lowbit_index
 
 #: Type kinds: a style of ``agents.panel.styles`` (its id), or one of these.
 HEURISTIC = -1
@@ -63,21 +62,10 @@ def typed_actions(st, cfg, P, kinds, style_of, eps_of, u, v, out):
         if legal & (legal - 1) == 0:
             out[b] = lowbit_index(legal)
             continue
-        hand = st[b, K.HAND + cur]
         if style == HEURISTIC:
-            seat = cur
-            for j in range(n):
-                sizes[j] = popcount(st[b, K.HAND + seat])
-                voids[j] = st[b, K.DREW + seat] if j else 0
-                seat += 1
-                if seat == n:
-                    seat = 0
-            direction = 1 if st[b, K.DIR] == 1 else -1
-            out[b] = heuristic_choose(hand, legal, st[b, K.TOP], st[b, K.SUIT],
-                                      st[b, K.PEND], st[b, K.PHASE], st[b, K.DRAWN] != 0,
-                                      direction, sizes, st[b, K.SLEN] - st[b, K.SPOS],
-                                      st[b, K.PILE] | hand, voids, n, other, P, stk, nom)
+            out[b] = row_action(st, b, legal, n, other, P, sizes, voids, stk, nom)
             continue
+        hand = st[b, K.HAND + cur]
         a = choose(style, hand, legal, st[b, K.PEND], st[b, K.PHASE], st[b, K.DRAWN] != 0,
                    st[b, K.SLEN] - st[b, K.SPOS])
         e = eps_of[k]

@@ -425,20 +425,27 @@ def heuristic_actions_state(st, cfg, P, out):
         if legal & (legal - 1) == 0:
             out[b] = lowbit_index(legal)
             continue
-        cur = st[b, K.CUR]
-        seat = cur
-        for k in range(n):
-            sizes[k] = popcount(st[b, K.HAND + seat])
-            voids[k] = st[b, K.DREW + seat] if k else 0
-            seat += 1
-            if seat == n:
-                seat = 0
-        hand = st[b, K.HAND + cur]
-        direction = 1 if st[b, K.DIR] == 1 else -1
-        out[b] = choose(hand, legal, st[b, K.TOP], st[b, K.SUIT], st[b, K.PEND],
-                        st[b, K.PHASE], st[b, K.DRAWN] != 0, direction, sizes,
-                        st[b, K.SLEN] - st[b, K.SPOS], st[b, K.PILE] | hand, voids, n,
-                        other, P, stk, nom)
+        out[b] = row_action(st, b, legal, n, other, P, sizes, voids, stk, nom)
+
+
+@njit(cache=True, inline="always")
+def row_action(st, b, legal, n, other, P, sizes, voids, stk, nom):
+    """The heuristic's action for state row ``b``'s current player: how the heuristic reads
+    a row (hand sizes and drawn-on suits from the mover's seat on), for every caller that
+    plays it on state rows. ``sizes``, ``voids``, ``stk`` and ``nom`` are scratch."""
+    cur = st[b, K.CUR]
+    seat = cur
+    for k in range(n):
+        sizes[k] = popcount(st[b, K.HAND + seat])
+        voids[k] = st[b, K.DREW + seat] if k else 0
+        seat += 1
+        if seat == n:
+            seat = 0
+    hand = st[b, K.HAND + cur]
+    direction = 1 if st[b, K.DIR] == 1 else -1
+    return choose(hand, legal, st[b, K.TOP], st[b, K.SUIT], st[b, K.PEND], st[b, K.PHASE],
+                  st[b, K.DRAWN] != 0, direction, sizes, st[b, K.SLEN] - st[b, K.SPOS],
+                  st[b, K.PILE] | hand, voids, n, other, P, stk, nom)
 
 
 @njit(cache=True, inline="always")
