@@ -552,3 +552,28 @@ def test_mc_overrules_the_heuristic_only_on_clear_evidence():
     # Without a gate the best mean wins.
     worse = np.column_stack([base, base - 1.0])
     assert choose_action([3, 7], worse, fallback=7, confidence=0.0) == 3
+
+
+def test_deal_score_of_a_truncated_deal_counts_the_hands_as_if_it_had_ended():
+    """A deal cut at ``max_turns`` ends with no charges: a rollout's score then treats the
+    hand points as charges, the lowest hand going out (computed here from the hands)."""
+    import random
+
+    from pis_env.cards import points_of
+
+    game = GameState(Rules(num_players=3, max_turns=6), seed=1)
+    rnd = random.Random(0)
+    while not game.deal_over:
+        game.apply(rnd.choice(game.legal_actions()))
+    assert game.end_reason == "truncated"
+    points = [points_of(h) for h in game.hands]
+    low = min(points)
+    charges = [0 if p == low else p for p in points]
+    assert sum(p == low for p in points) == 1
+    for seat in range(3):
+        others = [c for i, c in enumerate(charges) if i != seat]
+        diff = sum(others) / 2 - charges[seat]
+        win = 1.0 if points[seat] == low else -0.5
+        assert deal_score(game, seat) == pytest.approx(diff)
+        assert deal_score(game, seat, "points", win_bonus=10) == pytest.approx(diff + 10 * win)
+        assert deal_score(game, seat, "win") == pytest.approx(100 * win + diff / 100)
