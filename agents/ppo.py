@@ -132,6 +132,13 @@ def check_layout(meta: dict, num_players: int, num_deals: int = 1, source: str =
     if layout_version is not None and version != layout_version:
         raise PolicyLoadError(f"{source}: " + layout_mismatch(version, layout_version))
     expected = Layout.of(num_players, num_deals, version).size
+    if meta["num_players"] == num_players and meta["num_deals"] == 1 < num_deals:
+        raise PolicyLoadError(
+            f"{source} was trained on single deals (observation size {meta['layout_size']}); "
+            f"this observation is of {num_deals}-deal matches (size {expected}): a "
+            "single-deal network plays each deal of a match through its deal view "
+            "(agents.make('ppo', ..., num_deals=N))"
+        )
     if meta["num_players"] == num_players and meta["num_deals"] != num_deals:
         raise PolicyLoadError(
             f"{source} was trained for {meta['num_deals']}-deal matches (observation size "

@@ -59,7 +59,7 @@ from agents.ppo import (
     input_size_of,
     make_metadata,
 )
-from pis_env.observation import Layout
+from pis_env.observation import Layout, deal_view_indices
 
 CHECKPOINTS = "checkpoints"
 LATEST = "latest"
@@ -139,26 +139,44 @@ def export_weights(state_dict: dict, meta: dict, path: Path) -> None:
     }, path)
 
 
-def widen_to_layout(meta: dict, arrays: dict, version: int, source: str = "policy"
-                    ) -> tuple[dict, dict]:
-    """A policy of an earlier observation layout as one of layout ``version``: the first
-    layer of the actor and of the critic get zero weights on the columns the later layout
-    adds after the earlier one's (every later layout begins with the earlier one
-    unchanged), so the widened network computes exactly what the old one did until
-    training moves those weights (Net2Net's function-preserving growth, on the input).
-    Why: a v1 network can start from the v0 bots instead of from scratch."""
+def widen_to_layout(meta: dict, arrays: dict, version: int, source: str = "policy",
+                    num_deals: int | None = None) -> tuple[dict, dict]:
+    """A policy of an earlier observation layout as one of layout ``version``, or a policy
+    of single deals as one of ``num_deals``-deal matches (the same layout version): the
+    first layer of the actor and of the critic keep their weights on the columns the
+    policy read and get zero weights on the columns it did not see (a later layout's
+    additions after the earlier one, which every later layout begins with unchanged; a
+    match's ``deal`` and ``scores`` segments, the deal's own columns found by
+    ``pis_env.observation.deal_view_indices``). So the widened network computes exactly
+    what the old one did until training moves those weights (Net2Net's function-preserving
+    growth, on the input). Why: a v1 network can start from the v0 bots, and a match
+    network from the deal-level bot, instead of from scratch."""
+    players, deals = int(meta["num_players"]), int(meta["num_deals"])
+    num_deals = deals if num_deals is None else int(num_deals)
     old = int(meta["layout_size"])
-    new = Layout.of(int(meta["num_players"]), int(meta["num_deals"]), version).size
+    new = Layout.of(players, num_deals, version).size
     if list(meta["features"])[:1] != ["obs"] or meta.get("obs_norm"):
         raise CheckpointError(f"init_policy {source}: init_widen needs a policy whose input "
                               "starts with the observation and is not normalised")
+    if num_deals == deals:
+        columns = np.arange(old)
+    elif deals == 1 and int(meta["layout_version"]) == version:
+        columns = deal_view_indices(players, num_deals, version)
+    else:
+        raise CheckpointError(
+            f"init_policy {source}: init_widen widens a single-deal policy to a match of "
+            "its own layout version, or a policy to a later layout version for its own "
+            f"table, not both at once (it has layout version {meta['layout_version']} and "
+            f"{deals} deal(s); the run has {version} and {num_deals})")
     out = dict(arrays)
     for key in ("mlp_extractor.policy_net.0.weight", "mlp_extractor.value_net.0.weight"):
         if key in out:
             w = out[key]
-            out[key] = np.concatenate([w[:, :old], np.zeros((w.shape[0], new - old), w.dtype),
-                                       w[:, old:]], axis=1)
-    widened = dict(meta, layout_version=version, layout_size=new,
+            wide = np.zeros((w.shape[0], new + w.shape[1] - old), w.dtype)
+            wide[:, columns] = w[:, :old]
+            wide[:, new:] = w[:, old:]
+            out[key] = wide
+    widened = dict(meta, layout_version=version, layout_size=new, num_deals=num_deals,
                    input_size=input_size_of(new, meta["features"]))
     return widened, out
 
@@ -385,15 +403,18 @@ def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
     try:
         meta, arrays = read_policy(path)
         have = meta["layout_version"]
-        widen = have in (0, 1) and have < version
-        check_layout(meta, rules["num_players"], rules["num_deals"], source=str(path),
-                     layout_version=have if widen and cfg.get("init_widen") else version)
+        to_match = (meta["num_deals"] == 1 < rules["num_deals"]
+                    and meta["num_players"] == rules["num_players"])
+        widen = (have in (0, 1) and have < version) or to_match
+        own = widen and cfg.get("init_widen")
+        check_layout(meta, rules["num_players"], 1 if own and to_match else rules["num_deals"],
+                     source=str(path), layout_version=have if own else version)
     except (OSError, PolicyLoadError) as e:
         hint = ("; init_widen=true starts from it with zero weights on the columns the "
-                "later layout adds" if widen and not cfg.get("init_widen") else "")
+                "run's layout adds" if widen and not cfg.get("init_widen") else "")
         raise CheckpointError(f"init_policy: {e}{hint}") from e
     if widen and cfg.get("init_widen"):
-        meta, arrays = widen_to_layout(meta, arrays, version, str(path))
+        meta, arrays = widen_to_layout(meta, arrays, version, str(path), rules["num_deals"])
     arch = list(policy["net_arch"])
     for key, have, want in (("features", meta["features"], list(policy["features"])),
                             ("activation", meta["activation"], policy["activation"]),

@@ -2,6 +2,8 @@
 
 Each opponent gets its own ``agents.tournament.run_tournament`` table: the policy against
 copies of the opponent at every other seat, every deal replayed under every seat rotation.
+With the rules' ``num_deals`` above 1 the tournament plays duplicate matches: ``deals``
+counts matches, the win rate is the match win rate and the charges are match totals.
 """
 
 from __future__ import annotations
@@ -24,10 +26,6 @@ def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: 
     from agents.tournament import run_tournament
 
     n = int(rules["num_players"])
-    if int(rules.get("num_deals", 1)) != 1:
-        logger.warning("evaluation skipped: tournaments play single deals, this policy "
-                       "plays matches of %s deals", rules["num_deals"])
-        return []
     path = Path(policy_path).resolve()
     try:
         rel = os.path.relpath(path)
@@ -45,6 +43,7 @@ def evaluate(policy_path: str | Path, rules: dict, opponents: list[str], deals: 
         row = {
             "opponent": opp,
             "num_players": n,
+            "num_deals": int(rules.get("num_deals", 1)),
             "deals": deals,
             "seat_deals": me.games,
             "win_rate": me.win_rate,
@@ -78,10 +77,13 @@ def summary_table(rows: list[dict]) -> str:
     if not rows:
         return ""
     n = rows[0]["num_players"]
+    unit = ("deals" if rows[0].get("num_deals", 1) == 1
+            else f"matches of {rows[0]['num_deals']} deals")
+    charge = "charge" if unit == "deals" else "total"
     lines = [
         f"| opponent ({n} players{', 1 policy vs ' + str(n - 1) + ' copies' if n > 2 else ''}) "
-        "| duplicate deals | policy win rate [95% CI] | policy mean charge "
-        "| opponent mean charge |",
+        f"| duplicate {unit} | policy win rate [95% CI] | policy mean {charge} "
+        f"| opponent mean {charge} |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:

@@ -127,9 +127,10 @@ class TrainConfig:
                                        "or .pt of train/sb3/run.py for the same table and "
                                        "network); pretraining, if set, continues from them")
     init_widen: bool = param(False, "init_policy may be of an earlier observation layout "
-                             "(a v0 network in an env_version=1 run): its first layers get "
-                             "zero weights on the new columns, so the network starts "
-                             "playing exactly as that policy")
+                             "(a v0 network in an env_version=1 run) or of single deals "
+                             "(a deal-level network in a rules.num_deals>1 run): its first "
+                             "layers get zero weights on the new columns, so the network "
+                             "starts playing exactly as that policy")
     total_timesteps: int = param(20_000_000, "PPO steps to train for", gt=0)
     max_minutes: float | None = param(7.0, "stop after this much training time, "
                                          "cumulative, pretraining included (null: no limit)",
