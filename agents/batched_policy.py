@@ -31,7 +31,10 @@ class TorchPolicy:
     opponent at the v1 table of a v1 learner) it reads their first columns, which are its
     own layout's observation (every later layout begins with the earlier ones unchanged);
     rows of any other width are a ``ValueError`` naming both layouts. Without ``layout``
-    the rows are taken as they come.
+    the rows are taken as they come. A network of single deals built with ``table_deals``
+    above 1 plays at a match table of that many deals as ``agents.ppo.PPOAgent`` does: it
+    reads each row's deal view (``pis_env.observation.deal_view_indices``), every deal of
+    the match as the single deal it was trained on.
 
     Build it with :meth:`from_sb3` (a snapshot of a live ``MaskablePPO`` or its policy),
     :meth:`from_state_dict` (SB3 ``MlpPolicy`` keys ``mlp_extractor.policy_net.*`` and
@@ -45,10 +48,11 @@ class TorchPolicy:
     def __init__(self, net, *, features: Sequence[str] | None = None,
                  obs_norm: Mapping | None = None, deterministic: bool = False,
                  seed: int | None = None, name: str = "snapshot",
-                 layout: tuple[int, int, int] | None = None):
+                 layout: tuple[int, int, int] | None = None,
+                 table_deals: int | None = None):
         import torch
 
-        from pis_env.observation import LAYOUT_VERSIONS, Layout
+        from pis_env.observation import LAYOUT_VERSIONS, Layout, deal_view_indices
 
         self.net = net.eval().requires_grad_(False)
         self.features = None if features is None else tuple(features)
@@ -71,11 +75,18 @@ class TorchPolicy:
         self.layout_version: int | None = None if layout is None else int(layout[2])
         self.layout_size: int | None = None
         self._later_sizes: dict[int, int] = {}  # row width of a later layout -> version
+        self._deal_views: dict[int, np.ndarray] = {}  # match row width -> its deal view
         if layout is not None:
             n, d, version = layout
             self.layout_size = Layout.of(n, d, version).size
             self._later_sizes = {Layout.of(n, d, v).size: v for v in LAYOUT_VERSIONS
                                  if v > version}
+            if d == 1 and table_deals is not None and table_deals > 1:
+                # a later layout's deal view begins with this layout's deal observation
+                self._deal_views = {
+                    Layout.of(n, table_deals, v).size:
+                        deal_view_indices(n, table_deals, v)[:self.layout_size]
+                    for v in LAYOUT_VERSIONS if v >= version}
 
     # ------------------------------------------------------------------ builders
     @staticmethod
@@ -140,11 +151,19 @@ class TorchPolicy:
     @classmethod
     def from_file(cls, path, num_players: int | None = None, num_deals: int | None = None,
                   **kwargs):
-        """From a ``train/sb3/run.py`` policy file (``.zip`` or ``.pt``), layout checked."""
-        from agents.ppo import load_policy
+        """From a ``train/sb3/run.py`` policy file (``.zip`` or ``.pt``), layout checked;
+        a network of single deals at a table of ``num_deals`` above 1 reads the deal view."""
+        from agents.ppo import NumpyPolicy, check_layout, read_policy
 
         kwargs.setdefault("name", f"ppo:{path}")
-        return cls.from_numpy_policy(load_policy(path, num_players, num_deals), **kwargs)
+        meta, state = read_policy(path, num_players, num_deals)
+        deal_level = meta["num_deals"] == 1 and (num_deals or 1) > 1
+        if num_players is not None:
+            check_layout(meta, num_players, 1 if deal_level else num_deals or 1,
+                         source=str(path))
+        if deal_level:
+            kwargs.setdefault("table_deals", num_deals)
+        return cls.from_numpy_policy(NumpyPolicy(meta, state), **kwargs)
 
     # ------------------------------------------------------------------ acting
     def observation_columns(self, obs: np.ndarray) -> np.ndarray:
@@ -155,6 +174,8 @@ class TorchPolicy:
             return obs
         if obs.shape[1] in self._later_sizes:
             return obs[:, :size]
+        if obs.shape[1] in self._deal_views:
+            return obs[:, self._deal_views[obs.shape[1]]]
         from pis_env.observation import layout_mismatch
 
         n, d, version = self.layout

@@ -185,3 +185,60 @@ def test_every_bot_moves_at_a_table_of_any_length(num_deals):
     for name, options in _match_bots(2):
         bot = agents.make(name, num_players=2, num_deals=num_deals, seed=0, **options)
         assert obs["action_mask"][bot.act(obs)] == 1, (name, options)
+
+
+def test_the_batched_network_plays_each_deal_of_a_match_as_a_single_deal():
+    """``TorchPolicy`` (the batched engine's network opponents) of a deal-level network at
+    a match table: its logits on the match rows of layout 0, and of layout 1 (where the
+    match segments sit in the middle), are the deal-level network's on the one-deal
+    encoding of the same state, in every deal of the match."""
+    from agents.batched_policy import TorchPolicy
+
+    path = "models/ppo_2p.zip"
+    at_match = TorchPolicy.from_file(path, 2, 3, deterministic=True)
+    at_deal = TorchPolicy.from_file(path, 2, 1, deterministic=True)
+    env = raw_env(num_players=2, num_deals=3)
+    env.reset(seed=8)
+    encoders = [observation_encoder(2, 3, v) for v in (0, 1)]
+    deal = observation_encoder(2, 1, 0)
+    rng = np.random.default_rng(1)
+    game, seen_deals = env.game, set()
+    while not game.match_over:
+        seen_deals.add(game.deal_index)
+        seat = game.current
+        mask = env.observe(env.agent_selection)["action_mask"][None]
+        want = at_deal.logits(deal.encode(game, seat)[None], mask)
+        for encoder in encoders:
+            torch.testing.assert_close(at_match.logits(encoder.encode(game, seat)[None], mask),
+                                       want)
+        env.step(int(rng.choice(np.flatnonzero(mask[0]))))
+    assert seen_deals == {0, 1, 2}
+    with pytest.raises(ValueError, match="rows of 5 entries"):
+        at_match(np.zeros((1, 5), np.float32), np.ones((1, 58), np.int8))
+
+
+def test_a_batched_layout_1_network_reads_around_the_match_segments():
+    """A deal-level network of layout 1 (random weights, every input column used) at a
+    layout-1 match table, whose ``deal`` and ``scores`` come before v1's own segments."""
+    from agents.batched_policy import TorchPolicy
+
+    rng = np.random.default_rng(3)
+    size = Layout.of(2, 1, 1).size
+    net = torch.nn.Sequential(torch.nn.Linear(size + 58, 16), torch.nn.Tanh(),
+                              torch.nn.Linear(16, 58))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.as_tensor(rng.normal(0.0, 0.5, p.shape), dtype=torch.float32))
+    at_match = TorchPolicy(net, features=("obs", "mask"), layout=(2, 1, 1), table_deals=2)
+    at_deal = TorchPolicy(net, features=("obs", "mask"), layout=(2, 1, 1))
+    env = raw_env(num_players=2, num_deals=2)
+    env.reset(seed=9)
+    match, deal = observation_encoder(2, 2, 1), observation_encoder(2, 1, 1)
+    game, count = env.game, 0
+    while not game.match_over:
+        mask = env.observe(env.agent_selection)["action_mask"][None]
+        torch.testing.assert_close(at_match.logits(match.encode(game, game.current)[None], mask),
+                                   at_deal.logits(deal.encode(game, game.current)[None], mask))
+        count += 1
+        env.step(int(rng.choice(np.flatnonzero(mask[0]))))
+    assert count > 40 and sum(game.totals) > 0
