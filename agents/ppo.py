@@ -320,6 +320,11 @@ class NumpyPolicy:
     gives the 58 logits. Picklable and cheap to copy into other processes."""
 
     def __init__(self, meta: dict, state: dict[str, np.ndarray]):
+        if meta.get("oracle_actor"):
+            raise PolicyLoadError(
+                "an oracle probe (train/ppo.py policy.oracle_actor=true): its actor reads the "
+                "opponents' hidden cards, which no table shows a bot, so it cannot play; it "
+                "measures what that information could buy in training")
         self.meta = meta
         self.features = tuple(meta["features"])
         self.activation = meta["activation"]

@@ -282,6 +282,14 @@ class TrainingCallback(BaseCallback):
             return False
         return True
 
+    def win_rates(self) -> dict[str, float]:
+        """The learner's win rate over the last ``win_window`` episodes, overall
+        (``"all"``) and per opponent kind (the figures of the progress line)."""
+        rates = {"all": float(np.mean([r[0] for r in self.recent]))} if self.recent else {}
+        rates.update({kind: float(np.mean([r[0] for r in dq]))
+                      for kind, dq in sorted(self.per_kind.items())})
+        return rates
+
     def postfix(self) -> str:
         """Speed and recent win rates (overall, per opponent kind), pool size."""
         parts = [f"{self.steps_per_s:,.0f} steps/s"]

@@ -96,6 +96,8 @@ def policy_metadata(cfg: dict, model, obs_norm: dict | None = None, step: int | 
         net_arch = {"pi": list(net_arch), "vf": list(net_arch)}
     info = {"num_timesteps": int(model.num_timesteps if step is None else step),
             "run_name": cfg.get("name")}
+    if cfg["policy"].get("oracle_actor"):
+        info["oracle_actor"] = True  # its actor reads the hidden cards: agents.ppo refuses it
     info.update(extra)
     return make_metadata(
         rules=cfg["rules"],

@@ -64,6 +64,12 @@ class PolicyConfig:
                                     "(train/sb3/policy.py)")
     hide_from_actor: list[str] = param([], "observation segments the actor never reads (an "
                                        "ablation, e.g. [drew_on_suit, discard])")
+    oracle_actor: bool = param(False, "an oracle probe: the actor also reads the hidden "
+                               "cards (the critic's privileged features), which no table "
+                               "shows a bot, to measure what that information could buy; "
+                               "needs privileged_critic, no 'self' or 'ppo:' opponents and "
+                               "eval.deals=0 (no table can seat it: its saved policy is "
+                               "marked and refused); compare the runs' train_win_rates")
 
 
 @dataclass
@@ -182,6 +188,16 @@ def _check_train(cfg: dict) -> dict:
         raise ConfigError(f"policy.hide_from_actor: unknown observation segment(s) "
                           f"{unknown}; the segments are {', '.join(segments)}")
     check_mix("league.opponents", cfg["league"]["opponents"], also=("self", "ppo:"))
+    if cfg["policy"]["oracle_actor"]:
+        nets = [k for k in cfg["league"]["opponents"] if k == "self" or k.startswith("ppo:")]
+        why = ("policy.privileged_critic is false (the hidden cards are not in the input)"
+               if not cfg["policy"]["privileged_critic"] else
+               f"league.opponents has {nets} (a network opponent is played without the "
+               "hidden cards)" if nets else
+               f"eval.deals={cfg['eval']['deals']} (no table can show it the hidden cards)"
+               if cfg["eval"]["deals"] else None)
+        if why:
+            raise ConfigError(f"policy.oracle_actor=true: {why}")
     if cfg["pretrain"]["teacher"] is not None and cfg["pretrain"]["data"]:
         raise ConfigError("pretrain.teacher and pretrain.data are alternatives: set one "
                           "(the other null)")

@@ -145,8 +145,11 @@ def make_model(cfg: dict, vec_env, run_dir: Path):
                      "activation_fn": {"tanh": torch.nn.Tanh,
                                        "relu": torch.nn.ReLU}[policy["activation"]]}
     if policy["privileged_critic"]:
+        from pis_env.privileged import privileged_size
+
         policy_class = PrivilegedCriticPolicy
-        policy_kwargs["actor_dim"] = actor_dim(cfg)
+        policy_kwargs["actor_dim"] = actor_dim(cfg) + (
+            privileged_size(rules["num_players"]) if policy["oracle_actor"] else 0)
     model = MaskablePPO(
         policy_class,
         vec_env,
@@ -481,7 +484,8 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     summary = {"status": status, "run_dir": str(run_dir), "num_timesteps": model.num_timesteps,
                "train_seconds": train_seconds, "checkpoint": str(path),
                "steps_per_s": (model.num_timesteps - start.step)
-               / max(time.time() - budget.t_start, 1e-9)}
+               / max(time.time() - budget.t_start, 1e-9),
+               "train_win_rates": cb.win_rates()}
     if status == "interrupted":
         say(f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved in {path}\n"
             f"resume with: python train/ppo.py --resume {run_dir}")
