@@ -299,3 +299,183 @@ def test_a_history_nested_too_deeply_is_refused():
     with pytest.raises(HistoryError) as info:
         history.load("[1]")
     assert str(info.value) == "a history is a JSON object, got list"
+
+
+def test_canonical_json_and_digest_against_the_standard_library():
+    """The digest's text: sorted keys, no spaces, ASCII escapes, no NaN; the digest is
+    hashlib's SHA-256 of that text, not a re-derivation of ours."""
+    import hashlib
+
+    body = {"b": [1, 2], "a": "é", "c": {"z": None, "y": True}}
+    text = '{"a":"\\u00e9","b":[1,2],"c":{"y":true,"z":null}}'
+    assert history.canonical_json(body) == text
+    assert history.digest(body) == hashlib.sha256(text.encode("ascii")).hexdigest()
+    with pytest.raises(ValueError):
+        history.canonical_json({"a": float("nan")})
+
+
+def _format_1(change) -> dict:
+    data = finished_record(num_players=2)
+    change(data)
+    return data
+
+
+def _nan_deck(data: dict) -> None:
+    data["deals"][0]["deck"][0] = float("nan")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(history_format=2),
+     "history_format=2: this version of pis_env reads format 1 (and the unversioned "
+     "histories written before it)"),
+    (lambda d: d.update(history_format=True),
+     "history_format=True: this version of pis_env reads format 1 (and the unversioned "
+     "histories written before it)"),
+    (lambda d: d.update(extra=1),
+     "history: unknown key(s) ['extra']; allowed: ['deals', 'env', 'history_format', "
+     "'rules', 'sha256']"),
+    (lambda d: d.update(env="pis_yedili_v1x"), "history is for 'pis_yedili_v1x', not a "
+     "pis_yedili env"),
+    (lambda d: d.update(env=5), "history is for 5, not a pis_yedili env"),
+    (lambda d: d.update(sha256=5),
+     "history has no sha256 digest (every format-1 history carries one)"),
+    (_nan_deck, "history is not plain JSON data: Out of range float values are not JSON "
+     "compliant"),
+    (lambda d: d["rules"].update(seats={1}),
+     "history is not plain JSON data: Object of type set is not JSON serializable"),
+])
+def test_a_format_1_header_error_says_word_for_word_what_is_wrong(change, message):
+    with pytest.raises(HistoryError) as info:
+        history.load(_format_1(change))
+    assert str(info.value) == message
+
+
+def test_a_changed_history_names_both_digests():
+    data = finished_record(num_players=2)
+    data["deals"][0]["actions"].pop()
+    body = {k: v for k, v in data.items() if k != "sha256"}
+    import hashlib
+
+    content = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                             .encode()).hexdigest()
+    with pytest.raises(HistoryError) as info:
+        history.load(data)
+    assert str(info.value) == (
+        "history digest mismatch: it was changed after it was written "
+        f"(sha256 {data['sha256'][:16]}..., content {content[:16]}...)")
+
+
+def test_replay_errors_say_word_for_word_where_the_history_goes_wrong():
+    data = finished_record(num_players=2)
+    actions = data["deals"][0]["actions"]
+    first, last = actions[0], actions[-1]
+    # an action after the deal's end
+    late = copy.deepcopy(data)
+    late["deals"][0]["actions"].append(last)
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(late))
+    assert str(info.value) == (f"history deal 0 action {len(actions)}: the deal is "
+                               "already over")
+    # the other player's move first
+    wrong = copy.deepcopy(data)
+    wrong["deals"][0]["actions"][0] = [1 - first[0], first[1]]
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(wrong))
+    assert str(info.value) == (f"history deal 0 action 0: it is player_{first[0]}'s turn, "
+                               f"not player_{1 - first[0]}'s")
+    # a deal cut short
+    two = finished_record(num_players=2, num_deals=2)
+    two["deals"][0]["actions"].pop()
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(two))
+    assert str(info.value) == "history deal 1: the previous deal is not over after its actions"
+
+
+def test_a_reshuffle_error_names_the_action_and_the_count():
+    data = reshuffled_history()
+    made = len(data["deals"][0]["reshuffles"])
+    extra = copy.deepcopy(data)
+    extra["deals"][0]["reshuffles"].append(data["deals"][0]["reshuffles"][0])
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(extra))
+    assert str(info.value) == (f"history deal 0: records {made + 1} reshuffle(s), the "
+                               f"actions made {made}")
+    missing = copy.deepcopy(data)
+    missing["deals"][0]["reshuffles"] = []
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(missing))
+    assert str(info.value).startswith("history deal 0 action ")
+    assert "must be reshuffled" in str(info.value)
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(legacy(data))
+    text = str(info.value)
+    assert text.startswith("history deal 0 action ") and text.endswith(
+        ": the stock runs out and is reshuffled here, but this history has no "
+        "history_format: it was written before format 1, which does not record reshuffle "
+        "orders, so it cannot be replayed past this point")
+
+
+def forfeited_history(deals: int = 2, at: int = 3) -> tuple[dict, object]:
+    """A match whose last deal ends in a forfeit (an illegal move under
+    ``illegal_action="terminate"``), and the env that wrote it."""
+    env = pis_env.raw_env(num_players=2, num_deals=deals, illegal_action="terminate")
+    env.reset(seed=4)
+    rng = random.Random(4)
+    while env.game.deal_index < deals - 1:
+        env.step(rng.choice(env.game.legal_actions()))
+    for _ in range(at):
+        env.step(rng.choice(env.game.legal_actions()))
+    env.step(next(a for a in range(58) if not env.game.is_legal(a)))
+    assert env.game.match_over
+    return json.loads(env.export_history()), env
+
+
+def test_only_the_forfeited_deal_records_its_forfeit():
+    data, env = forfeited_history()
+    assert "illegal" not in data["deals"][0] and len(data["deals"][1]["illegal"]) == 2
+    assert "illegal" not in history.record(env.game)["deals"][1]  # no forfeits given
+    assert pis_env.raw_env.from_history(data).game.charges == env.game.charges
+
+
+def test_a_forfeit_error_says_word_for_word_what_is_wrong():
+    data, _ = forfeited_history(deals=1)
+    player, action = data["deals"][0]["illegal"]
+    legal = copy.deepcopy(data)
+    replayed = pis_env.raw_env(num_players=2, illegal_action="terminate")
+    replayed.reset(options={"deck": data["deals"][0]["deck"],
+                            "dealer": data["deals"][0]["dealer"]})
+    for _, a in data["deals"][0]["actions"]:
+        replayed.step(a)
+    legal_action = replayed.game.legal_actions()[0]
+    legal["deals"][0]["illegal"] = [player, legal_action]
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(legal))
+    assert str(info.value) == f"history deal 0: the forfeit's action {legal_action} is legal"
+    other = copy.deepcopy(data)
+    other["deals"][0]["illegal"] = [1 - player, action]
+    with pytest.raises(HistoryError) as info:
+        pis_env.raw_env.from_history(resigned(other))
+    assert str(info.value) == (f"history deal 0 forfeit: it is player_{player}'s turn, "
+                               f"not player_{1 - player}'s")
+
+
+def test_a_digest_without_a_format_is_not_read_as_an_old_history():
+    data = finished_record(num_players=2)
+    del data["history_format"]
+    with pytest.raises(HistoryError) as info:
+        history.load(data)
+    assert str(info.value).startswith("history_format=None: this version of pis_env reads")
+
+
+def test_header_errors_of_dict_input_nested_deeply_or_keyed_by_numbers():
+    data = finished_record(num_players=2)
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(HistoryError) as info:
+        history.load({**data, "deals": deep})
+    assert str(info.value) == "history is nested too deeply to be a history"
+    with pytest.raises(HistoryError) as info:
+        history.load({**data, 1: "x", "extra": 2})
+    assert str(info.value) == ("history: unknown key(s) [1, 'extra']; allowed: ['deals', "
+                               "'env', 'history_format', 'rules', 'sha256']")
