@@ -566,3 +566,20 @@ def test_a_v1_agent_row_by_row_at_a_v0_table_is_shown_v1(tmp_path):
     plain = BatchedVecEnv(4, opponent="greedy", seed=2, **rules)
     with pytest.raises(ValueError, match="public_record=True"):
         plain.set_opponent_mix({AgentPolicy(agent): 1.0})
+
+
+def test_model_set_opponents_play_on_their_numba_ports():
+    """A league of the opponent panel's model set trains at the batched engine's speed: each
+    style is its ``PanelPolicy`` port (not the Python bot, one game at a time)."""
+    from agents.panel.batched import PanelPolicy
+    from train.vector.learner_batch import LearnerBatch
+
+    mix = {"hoarder": 1, "greedy_eps": 1, "heuristic": 1}
+    batch = LearnerBatch(16, num_players=2, opponent_mix=mix, features=("obs", "mask"),
+                         seed=3)
+    assert isinstance(batch._bots["hoarder"], PanelPolicy)
+    assert (batch._bots["greedy_eps"].name, batch._bots["greedy_eps"].epsilon > 0) == (
+        "greedy_eps", True)
+    for _ in range(50):
+        legal = batch.env.masks
+        batch.step(np.argmax(legal, axis=1))

@@ -58,6 +58,14 @@ class AgentPolicy:
         return f"AgentPolicy({self.name!r})"
 
 
+def _batched_panel() -> set[str]:
+    """The opponent panel's model-set bots that have a numba port, but for ``heuristic``,
+    ``greedy`` and the networks, which have their own batched policies here."""
+    from agents.panel import MODEL_SET, NOT_BATCHED
+
+    return set(MODEL_SET) - set(NOT_BATCHED) - {"heuristic", "greedy", "ppo_v2"}
+
+
 def name_of(opponent) -> str:
     """The name a match result reports for an opponent: the string, or a callable's
     ``name`` (a function's ``__name__``)."""
@@ -188,6 +196,7 @@ class LearnerBatch:
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
         self.seed = int(seed)
+        self._panel_seed = np.random.default_rng([self.seed, 7])  # the panel's ε draws
         seat = "random" if learner_seat in (None, "random") else learner_seat
         per_seat = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * n
         resolved = [self._resolve(o) for o in per_seat]
@@ -235,6 +244,12 @@ class LearnerBatch:
                     from agents.heuristic.batched import HeuristicPolicy
 
                     bot = HeuristicPolicy(1, self.rules)
+                elif opponent in _batched_panel() and self._bot_factory is None:
+                    # a model-set style of the opponent panel, on its numba port
+                    from agents.panel import batched_policy
+
+                    bot = batched_policy(opponent, 1, self.rules,
+                                         seed=int(self._panel_seed.integers(2**31)))
                 else:
                     bot = AgentPolicy(self._make_bot(opponent), opponent)
                 self._bots[opponent] = bot
