@@ -1,0 +1,197 @@
+"""``train.common.schema``, the config machinery of every entry point, on a toy config
+built inside the tests (so that what runs at import for the real configs is exercised
+here too): keys, short names, help, overrides, limits and every error word for word."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from train.common.schema import ConfigError, Schema, add_arguments, mapping, param, section
+
+
+@dataclass
+class Opt:
+    learning_rate: float = param(3e-4, "step size", gt=0)
+    batch_size: int = param(64, "minibatch", ge=1, le=4096)
+    clip: float = param(0.2, "clip range", ge=0, le=1)
+
+
+@dataclass
+class Net:
+    widths: list[int] = param([32, 32], "hidden widths")
+    act: str = param("tanh", "activation", choices=("tanh", "relu"))
+    batch_size: int = param(8, "net batch", ge=1)
+
+
+@dataclass
+class Root:
+    name: str = param("toy", "run name")
+    seed: int = param(0, "seed", ge=0)
+    minutes: float | None = param(None, "time limit", gt=0)
+    rules_file: str | None = param(None, "rules YAML", path=True)
+    rules: dict[str, Any] = mapping({"players": 2}, "rules options",
+                                    keys=lambda: ["players", "deals"])
+    kwargs: dict[str, Any] = mapping({}, "free options")
+    mix: dict[str, float] = param({"a": 1.0}, "weights")
+    opt: Opt = section(Opt, "optimiser")
+    net: Net = section(Net, "network", act="relu")
+
+
+@pytest.fixture
+def schema() -> Schema:
+    return Schema(Root, prefer="opt")
+
+
+HELP = """\
+Config keys (key=value on the command line; a short name works where shown):
+  name: str = toy
+      run name
+  seed: int = 0  (>= 0)
+      seed
+  minutes: float or null = null  (> 0)
+      time limit
+  rules_file: str or null = null
+      rules YAML
+  rules: a mapping of str to anything = {players: 2}  (merged key by key: rules.KEY=value)
+      rules options
+  kwargs: a mapping of str to anything = {}  (merged key by key: kwargs.KEY=value)
+      free options
+  mix: a mapping of str to float = {a: 1.0}
+      weights
+opt: optimiser
+  opt.learning_rate: float = 0.0003  (short: learning_rate; > 0)
+      step size
+  opt.batch_size: int = 64  (short: batch_size; in 1..4096)
+      minibatch
+  opt.clip: float = 0.2  (short: clip; in [0, 1])
+      clip range
+net: network
+  net.widths: a list of int = [32, 32]  (short: widths)
+      hidden widths
+  net.act: str = relu  (short: act; one of tanh, relu)
+      activation
+  net.batch_size: int = 8  (>= 1)
+      net batch"""
+
+
+def test_the_keys_sections_mappings_and_short_names(schema):
+    assert list(schema.fields) == [
+        "name", "seed", "minutes", "rules_file", "rules", "kwargs", "mix",
+        "opt.learning_rate", "opt.batch_size", "opt.clip", "net.widths", "net.act",
+        "net.batch_size"]
+    assert schema.fields["net.act"].default == "relu"  # the section's own default
+    assert schema.fields["net.act"].metadata["choices"] == ("tanh", "relu")
+    assert schema.sections == {"opt": "optimiser", "net": "network"}
+    assert list(schema.mappings) == ["rules", "kwargs"]
+    # batch_size is shared: the preferred section's; a name of one key is that key
+    assert schema.short_names["batch_size"] == "opt.batch_size"
+    assert schema.short_names["widths"] == "net.widths" and schema.short_names["seed"] == "seed"
+    assert schema.defaults["net"] == {"widths": [32, 32], "act": "relu", "batch_size": 8}
+    # a list default is copied for every instance
+    one, two = Root(), Root()
+    one.net.widths.append(1)
+    assert two.net.widths == [32, 32] and Root().mix == {"a": 1.0}
+    without = Schema(Root)
+    assert "batch_size" not in without.short_names
+
+
+def test_the_help_lists_every_key_word_for_word(schema):
+    assert schema.help_text() == HELP
+
+
+def test_the_hyperparameter_table(schema):
+    table = schema.hyperparameters_markdown(schema.build(None, ["seed=3"]))
+    assert table.splitlines()[:4] == ["| key | value |", "| --- | --- |", "| name | toy |",
+                                      "| seed | 3 |"]
+    assert table.splitlines()[-3:] == ["| net.widths | [32, 32] |", "| net.act | relu |",
+                                       "| net.batch_size | 8 |"]
+
+
+def test_overrides_short_names_mappings_and_files(schema):
+    cfg = schema.build(None, ["rules.deals=3", "batch_size=9", "kwargs.x=1", "seed=2e0",
+                              "rules=r.yaml", "net.widths=[4, 5]", "minutes=1.5"])
+    assert cfg == {"name": "toy", "seed": 2, "minutes": 1.5, "rules_file": "r.yaml",
+                   "rules": {"players": 2, "deals": 3}, "kwargs": {"x": 1},
+                   "mix": {"a": 1.0},
+                   "opt": {"learning_rate": 3e-4, "batch_size": 9, "clip": 0.2},
+                   "net": {"widths": [4, 5], "act": "relu", "batch_size": 8}}
+    # a plain mapping replaces, a merged one is merged
+    assert schema.build(None, {"mix": {"b": 2.0}, "rules": {"players": 3}})["mix"] == {"b": 2.0}
+    assert schema.build(None, {"rules": {"deals": 2}})["rules"] == {"players": 2, "deals": 2}
+    assert schema.build(None, {"opt": {"clip": 0.5}})["opt"]["clip"] == 0.5
+
+
+LONG = "a" * 30
+
+
+@pytest.mark.parametrize("override, message", [
+    ("lerning_rate=1",
+     "unknown config key 'lerning_rate'; did you mean learning_rate, opt.learning_rate?"),
+    ("opt.lernin_rate=1", "unknown config key 'opt.lernin_rate'; did you mean "
+     "opt.learning_rate, learning_rate, opt.clip?"),
+    (f"{LONG}.learnin_rate=1",
+     f"unknown config key '{LONG}.learnin_rate'; did you mean opt.learning_rate?"),
+    ("zzzz=1", "unknown config key 'zzzz'"),
+    ("rules.player=3", "unknown rules option 'rules.player'; did you mean rules.players?"),
+    ("opt=1", "'opt' is a section (optimiser), not a value: give its keys "
+     "(opt.learning_rate, opt.batch_size, opt.clip)"),
+    ("seed", "override 'seed' is not key=value (e.g. seed=0); did you mean seed=...?"),
+    ("sed", "override 'sed' is not key=value (e.g. seed=0); "),
+    ("net.act=sigmoid", "net.act='sigmoid': allowed values are tanh, relu"),
+    ("seed=-1", "seed=-1: must be >= 0"),
+    ("minutes=0", "minutes=0.0: must be > 0 (or null)"),
+    ("opt.clip=2", "opt.clip=2.0: must be in [0, 1]"),
+    ("opt.batch_size=0", "opt.batch_size=0: must be in 1..4096"),
+    ("opt.batch_size=5000", "opt.batch_size=5000: must be in 1..4096"),
+    ("net.batch_size=0", "net.batch_size=0: must be >= 1"),
+    ("seed=x", "seed='x': expected int (Value 'x' of type 'str' could not be converted to "
+     "Integer)"),
+    ("name=null", "name may not be null"),
+    ("rules=5", "rules=5: a mapping of rules options or a rules YAML"),
+    ("kwargs=5", "kwargs=5: a mapping of kwargs options"),
+])
+def test_every_bad_override_says_word_for_word_what_is_wrong(schema, override, message):
+    with pytest.raises(ConfigError) as info:
+        schema.build(None, [override])
+    assert str(info.value) == message
+
+
+def test_a_config_file_extends_another_and_keeps_its_paths(schema, tmp_path):
+    (tmp_path / "r.yaml").write_text("players: 3\n")
+    (tmp_path / "base.yaml").write_text("seed: 4\nopt: {clip: 0.1}\n")
+    (tmp_path / "run.yaml").write_text("extends: base.yaml\nrules_file: r.yaml\nclip: 0.3\n")
+    cfg = schema.build(tmp_path / "run.yaml")
+    assert (cfg["seed"], cfg["opt"]["clip"], cfg["rules_file"]) == (
+        4, 0.3, str(tmp_path / "r.yaml"))
+    (tmp_path / "loop.yaml").write_text("extends: loop.yaml\n")
+    with pytest.raises(ConfigError, match="'extends' loops back to itself"):
+        schema.build(tmp_path / "loop.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n")
+    with pytest.raises(ConfigError) as info:
+        schema.build(tmp_path / "list.yaml")
+    assert str(info.value) == f"{tmp_path / 'list.yaml'}: a config file must be a mapping of keys"
+
+
+def test_the_entry_points_arguments():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, Path("configs/ppo_2p.yaml"))
+    args = parser.parse_args(["a=1", "--config", "x.yaml", "--print-config"])
+    assert (args.overrides, args.config, args.print_config, args.help_config) == (
+        ["a=1"], "x.yaml", True, False)
+    helps = {a.dest: a.help for a in parser._actions}
+    overrides = next(a for a in parser._actions if a.dest == "overrides")
+    assert (overrides.nargs, overrides.metavar) == ("*", "key=value")
+    assert helps["config"] == "a config YAML (default ppo_2p.yaml)"
+    assert helps["print_config"] == "print the resolved config and exit"
+    assert helps["help_config"] == ("list every config key with its type, default and help, "
+                                    "and exit")
+    assert helps["overrides"] == ("config overrides (YAML values, dotted keys; --help-config "
+                                  "lists every key)")
+    bare = argparse.ArgumentParser()
+    add_arguments(bare, None)
+    assert {a.dest: a.help for a in bare._actions}["config"] == "a config YAML"
