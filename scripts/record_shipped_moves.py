@@ -32,18 +32,20 @@ from tests.agents.test_shipped_models import (  # noqa: E402
 )
 
 
-def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 0):
+def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 0,
+                     num_deals: int = 1):
     """Observations (of ``pis_yedili_v<layout>``) and masks of every decision in seeded
-    heuristic games."""
-    env = (pis_yedili_v1 if layout else pis_yedili_v0).raw_env(num_players=num_players)
-    bots = [agents.make("heuristic", num_players=num_players, seed=i)
+    heuristic games (matches of ``num_deals`` deals)."""
+    env = (pis_yedili_v1 if layout else pis_yedili_v0).raw_env(num_players=num_players,
+                                                               num_deals=num_deals)
+    bots = [agents.make("heuristic", num_players=num_players, num_deals=num_deals, seed=i)
             for i in range(num_players)]
     obs, masks = [], []
     deal = 0
     while len(obs) < count:
         env.reset(seed=seed + deal)
         deal += 1
-        while not env.game.deal_over and len(obs) < count:
+        while not env.game.match_over and len(obs) < count:
             o = env.observe(env.agent_selection)
             obs.append(o["observation"].copy())
             masks.append(o["action_mask"].copy())
@@ -53,21 +55,23 @@ def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 
 
 def record(fixture: Path, models: dict) -> list[str]:
     """Adds to ``fixture`` the moves of every model of ``models`` (stem -> (players,
-    key[, observation layout])) that has no record there, its ``.zip`` and ``.pt``
+    key[, observation layout[, match length]])) that has no record there, its ``.zip`` and ``.pt``
     agreeing; returns the stems recorded. Existing arrays are kept as they are; the file
     is rewritten only when something was added."""
     fixture = Path(fixture)
     arrays = dict(np.load(fixture)) if fixture.exists() else {}
     recorded = []
-    for stem, (n, key, *layout) in models.items():
+    for stem, (n, key, *table) in models.items():
         if key in arrays:
             continue
-        obs_key, mask_key = positions_keys(n, *layout)
+        obs_key, mask_key = positions_keys(n, *table)
+        layout, num_deals = (list(table) + [0, 1][len(table):])[:2]
         if obs_key not in arrays:
-            arrays[obs_key], arrays[mask_key] = record_positions(n, POSITIONS, layout=sum(layout))
+            arrays[obs_key], arrays[mask_key] = record_positions(n, POSITIONS, layout=layout,
+                                                                 num_deals=num_deals)
         obs, masks = arrays[obs_key], arrays[mask_key]
-        zip_actions = chosen_actions(str(ROOT / f"{stem}.zip"), n, obs, masks)
-        pt_actions = chosen_actions(str(ROOT / f"{stem}.pt"), n, obs, masks)
+        zip_actions = chosen_actions(str(ROOT / f"{stem}.zip"), n, obs, masks, num_deals)
+        pt_actions = chosen_actions(str(ROOT / f"{stem}.pt"), n, obs, masks, num_deals)
         if not np.array_equal(zip_actions, pt_actions):
             raise SystemExit(f"{stem}: the .zip and the .pt choose different moves")
         arrays[key] = zip_actions

@@ -108,18 +108,24 @@ BUDGETS = {"search": {"rollouts": 16, "determinize": "hints"},
            "mc": {"samples": 1, "rollouts": 1, "track": False}}
 
 
-def _match_bots(num_players: int) -> list[tuple[str, dict]]:
-    """Every registered bot but ``human`` (``ppo`` once per shipped policy of the table
-    size), with the keyword arguments it is built with."""
-    from pis_env.shipped import shipped_names
+def _match_bots(num_players: int, num_deals: int = 4) -> list[tuple[str, dict]]:
+    """Every registered bot but ``human`` (``ppo`` once per shipped policy that plays the
+    table: of its size, trained on single deals or on matches of ``num_deals``), with the
+    keyword arguments it is built with."""
+    from agents.ppo import read_policy
+    from pis_env.shipped import find_shipped, shipped_names
 
     out = []
     for name in sorted(agents.REGISTRY):
         if name == "human":
             continue
         if name == "ppo":
-            out += [("ppo", {"path": p}) for p in shipped_names("model")
-                    if p.startswith(f"ppo_{num_players}p")]
+            for p in shipped_names("model"):
+                if not p.startswith(f"ppo_{num_players}p"):
+                    continue
+                trained = read_policy(find_shipped(p, "model"))[0]["num_deals"]
+                if trained in (1, num_deals):
+                    out.append(("ppo", {"path": p}))
         else:
             out.append((name, BUDGETS.get(name, {})))
     return out
@@ -182,7 +188,7 @@ def test_every_bot_moves_at_a_table_of_any_length(num_deals):
     while env.observe(env.agent_selection)["action_mask"].sum() < 2:
         env.step(heuristic.act(env.observe(env.agent_selection)))
     obs = env.observe(env.agent_selection)
-    for name, options in _match_bots(2):
+    for name, options in _match_bots(2, num_deals):
         bot = agents.make(name, num_players=2, num_deals=num_deals, seed=0, **options)
         assert obs["action_mask"][bot.act(obs)] == 1, (name, options)
 

@@ -25,20 +25,22 @@ MODELS = {
     "models/ppo_4p_v2": (4, "actions_4p"),
     "models/ppo_2p": (2, "actions_ppo_2p"),
     "models/ppo_4p": (4, "actions_ppo_4p"),
+    "models/ppo_2p_match": (2, "actions_ppo_2p_match", 0, 4),  # layout 0, 4-deal matches
 }
 POSITIONS = 300
 
 
-def positions_keys(num_players: int, layout: int = 0) -> tuple[str, str]:
+def positions_keys(num_players: int, layout: int = 0, num_deals: int = 1) -> tuple[str, str]:
     """The fixture's keys of the positions' observations and masks at a layout (v1 ones
-    come from the same seeded games, shown ``pis_yedili_v1``'s observation)."""
-    suffix = f"_v{layout}" if layout else ""
+    come from the same seeded games, shown ``pis_yedili_v1``'s observation) and a match
+    length (positions of seeded ``num_deals``-deal matches)."""
+    suffix = (f"_v{layout}" if layout else "") + (f"_m{num_deals}" if num_deals > 1 else "")
     return f"obs_{num_players}p{suffix}", f"mask_{num_players}p{suffix}"
 
 
-def chosen_actions(path: str, num_players: int, obs, masks) -> np.ndarray:
+def chosen_actions(path: str, num_players: int, obs, masks, num_deals: int = 1) -> np.ndarray:
     """The moves the policy file at ``path`` chooses at the recorded positions."""
-    bot = agents.make("ppo", path=path, num_players=num_players)
+    bot = agents.make("ppo", path=path, num_players=num_players, num_deals=num_deals)
     return np.array([bot.act({"observation": o, "action_mask": m})
                      for o, m in zip(obs, masks)], dtype=np.int16)
 
@@ -46,11 +48,11 @@ def chosen_actions(path: str, num_players: int, obs, masks) -> np.ndarray:
 @pytest.mark.parametrize("stem", sorted(MODELS))
 @pytest.mark.parametrize("suffix", ["zip", "pt"])
 def test_shipped_models_play_the_recorded_moves(stem, suffix):
-    num_players, key, *layout = MODELS[stem]
+    num_players, key, *table = MODELS[stem]
     data = np.load(FIXTURE)
-    obs_key, mask_key = positions_keys(num_players, *layout)
+    obs_key, mask_key = positions_keys(num_players, *table)
     obs, masks = data[obs_key], data[mask_key]
-    actions = chosen_actions(f"{stem}.{suffix}", num_players, obs, masks)
+    actions = chosen_actions(f"{stem}.{suffix}", num_players, obs, masks, *table[1:])
     np.testing.assert_array_equal(actions, data[key])
 
 
