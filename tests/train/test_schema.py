@@ -1,8 +1,8 @@
 """``train.common.schema``, the config machinery of every entry point, on a toy config
 built inside the tests (so that what runs at import for the real configs is exercised
-here too): keys, short names, help, overrides, limits and every error word for word."""
-
-from __future__ import annotations
+here too): keys, short names, help, overrides, limits and every error word for word.
+No ``from __future__ import annotations``: the type hints of classes made in a function
+must be objects for ``typing.get_type_hints``."""
 
 import argparse
 from dataclasses import dataclass
@@ -14,37 +14,48 @@ import pytest
 from train.common.schema import ConfigError, Schema, add_arguments, mapping, param, section
 
 
-@dataclass
-class Opt:
-    learning_rate: float = param(3e-4, "step size", gt=0)
-    batch_size: int = param(64, "minibatch", ge=1, le=4096)
-    clip: float = param(0.2, "clip range", ge=0, le=1)
+def make_root() -> type:
+    """The toy config's root dataclass, made when a test runs (not at import), so that
+    ``param``, ``section`` and ``mapping`` run under the test too."""
 
+    @dataclass
+    class Sched:
+        final: float = param(0.1, "final fraction", ge=0, le=1)
 
-@dataclass
-class Net:
-    widths: list[int] = param([32, 32], "hidden widths")
-    act: str = param("tanh", "activation", choices=("tanh", "relu"))
-    batch_size: int = param(8, "net batch", ge=1)
+    @dataclass
+    class Opt:
+        learning_rate: float = param(3e-4, "step size", gt=0)
+        batch_size: int = param(64, "minibatch", ge=1, le=4096)
+        clip: float = param(0.2, "clip range", ge=0, le=1)
+        sched: Sched = section(Sched, "schedule")
 
+    @dataclass
+    class Net:
+        widths: list[int] = param([32, 32], "hidden widths")
+        act: str = param("tanh", "activation", choices=("tanh", "relu"))
+        batch_size: int = param(8, "net batch", ge=1)
+        depth: int = param(2, "layers", ge=0, le=2)
+        name: str = param("mlp", "the network's name")
 
-@dataclass
-class Root:
-    name: str = param("toy", "run name")
-    seed: int = param(0, "seed", ge=0)
-    minutes: float | None = param(None, "time limit", gt=0)
-    rules_file: str | None = param(None, "rules YAML", path=True)
-    rules: dict[str, Any] = mapping({"players": 2}, "rules options",
-                                    keys=lambda: ["players", "deals"])
-    kwargs: dict[str, Any] = mapping({}, "free options")
-    mix: dict[str, float] = param({"a": 1.0}, "weights")
-    opt: Opt = section(Opt, "optimiser")
-    net: Net = section(Net, "network", act="relu")
+    @dataclass
+    class Root:
+        name: str = param("toy", "run name")
+        seed: int = param(0, "seed", ge=0)
+        minutes: float | None = param(None, "time limit", gt=0)
+        rules_file: str | None = param(None, "rules YAML", path=True)
+        rules: dict[str, Any] = mapping({"players": 2}, "rules options",
+                                        keys=lambda: ["players", "deals"])
+        kwargs: dict[str, Any] = mapping({}, "free options")
+        mix: dict[str, float] = param({"a": 1.0}, "weights")
+        opt: Opt = section(Opt, "optimiser")
+        net: Net = section(Net, "network", act="relu")
+
+    return Root
 
 
 @pytest.fixture
 def schema() -> Schema:
-    return Schema(Root, prefer="opt")
+    return Schema(make_root(), prefer="opt")
 
 
 HELP = """\
@@ -70,33 +81,48 @@ opt: optimiser
       minibatch
   opt.clip: float = 0.2  (short: clip; in [0, 1])
       clip range
+  opt.sched.final: float = 0.1  (short: final; in [0, 1])
+      final fraction
 net: network
   net.widths: a list of int = [32, 32]  (short: widths)
       hidden widths
   net.act: str = relu  (short: act; one of tanh, relu)
       activation
   net.batch_size: int = 8  (>= 1)
-      net batch"""
+      net batch
+  net.depth: int = 2  (short: depth; in 0..2)
+      layers
+  net.name: str = mlp
+      the network's name"""
 
 
 def test_the_keys_sections_mappings_and_short_names(schema):
     assert list(schema.fields) == [
         "name", "seed", "minutes", "rules_file", "rules", "kwargs", "mix",
-        "opt.learning_rate", "opt.batch_size", "opt.clip", "net.widths", "net.act",
-        "net.batch_size"]
+        "opt.learning_rate", "opt.batch_size", "opt.clip", "opt.sched.final", "net.widths",
+        "net.act", "net.batch_size", "net.depth", "net.name"]
     assert schema.fields["net.act"].default == "relu"  # the section's own default
     assert schema.fields["net.act"].metadata["choices"] == ("tanh", "relu")
     assert schema.sections == {"opt": "optimiser", "net": "network"}
     assert list(schema.mappings) == ["rules", "kwargs"]
-    # batch_size is shared: the preferred section's; a name of one key is that key
-    assert schema.short_names["batch_size"] == "opt.batch_size"
-    assert schema.short_names["widths"] == "net.widths" and schema.short_names["seed"] == "seed"
-    assert schema.defaults["net"] == {"widths": [32, 32], "act": "relu", "batch_size": 8}
+    # batch_size is shared: the preferred section's; name is shared outside it: no one's
+    assert schema.short_names == {
+        "seed": "seed", "minutes": "minutes", "rules_file": "rules_file", "rules": "rules",
+        "kwargs": "kwargs", "mix": "mix", "learning_rate": "opt.learning_rate",
+        "batch_size": "opt.batch_size", "clip": "opt.clip", "final": "opt.sched.final",
+        "widths": "net.widths", "act": "net.act", "depth": "net.depth"}
+    assert schema.defaults["net"] == {"widths": [32, 32], "act": "relu", "batch_size": 8,
+                                      "depth": 2, "name": "mlp"}
     # a list default is copied for every instance
-    one, two = Root(), Root()
+    root = schema.root
+    one, two = root(), root()
     one.net.widths.append(1)
-    assert two.net.widths == [32, 32] and Root().mix == {"a": 1.0}
-    without = Schema(Root)
+    one.mix["b"] = 2.0
+    assert two.net.widths == [32, 32] and root().mix == {"a": 1.0}
+    assert (schema.fields["seed"].metadata["help"], schema.fields["seed"].metadata["ge"]) == (
+        "seed", 0)
+    assert schema.fields["rules"].merge and not schema.fields["mix"].merge
+    without = Schema(root)
     assert "batch_size" not in without.short_names
 
 
@@ -108,8 +134,8 @@ def test_the_hyperparameter_table(schema):
     table = schema.hyperparameters_markdown(schema.build(None, ["seed=3"]))
     assert table.splitlines()[:4] == ["| key | value |", "| --- | --- |", "| name | toy |",
                                       "| seed | 3 |"]
-    assert table.splitlines()[-3:] == ["| net.widths | [32, 32] |", "| net.act | relu |",
-                                       "| net.batch_size | 8 |"]
+    assert table.splitlines()[-3:] == ["| net.batch_size | 8 |", "| net.depth | 2 |",
+                                       "| net.name | mlp |"]
 
 
 def test_overrides_short_names_mappings_and_files(schema):
@@ -118,8 +144,10 @@ def test_overrides_short_names_mappings_and_files(schema):
     assert cfg == {"name": "toy", "seed": 2, "minutes": 1.5, "rules_file": "r.yaml",
                    "rules": {"players": 2, "deals": 3}, "kwargs": {"x": 1},
                    "mix": {"a": 1.0},
-                   "opt": {"learning_rate": 3e-4, "batch_size": 9, "clip": 0.2},
-                   "net": {"widths": [4, 5], "act": "relu", "batch_size": 8}}
+                   "opt": {"learning_rate": 3e-4, "batch_size": 9, "clip": 0.2,
+                           "sched": {"final": 0.1}},
+                   "net": {"widths": [4, 5], "act": "relu", "batch_size": 8, "depth": 2,
+                           "name": "mlp"}}
     # a plain mapping replaces, a merged one is merged
     assert schema.build(None, {"mix": {"b": 2.0}, "rules": {"players": 3}})["mix"] == {"b": 2.0}
     assert schema.build(None, {"rules": {"deals": 2}})["rules"] == {"players": 2, "deals": 2}
@@ -133,13 +161,18 @@ LONG = "a" * 30
     ("lerning_rate=1",
      "unknown config key 'lerning_rate'; did you mean learning_rate, opt.learning_rate?"),
     ("opt.lernin_rate=1", "unknown config key 'opt.lernin_rate'; did you mean "
-     "opt.learning_rate, learning_rate, opt.clip?"),
+     "opt.learning_rate, learning_rate, opt.sched.final?"),
     (f"{LONG}.learnin_rate=1",
      f"unknown config key '{LONG}.learnin_rate'; did you mean opt.learning_rate?"),
     ("zzzz=1", "unknown config key 'zzzz'"),
     ("rules.player=3", "unknown rules option 'rules.player'; did you mean rules.players?"),
     ("opt=1", "'opt' is a section (optimiser), not a value: give its keys "
-     "(opt.learning_rate, opt.batch_size, opt.clip)"),
+     "(opt.learning_rate, opt.batch_size, opt.clip, opt.sched.final)"),
+    ("net.dept=1",
+     "unknown config key 'net.dept'; did you mean net.depth, net.widths, net.act?"),
+    ("opt.sched.fina=1", "unknown config key 'opt.sched.fina'; did you mean "
+     "opt.sched.final, opt.clip, opt.learning_rate?"),
+    ("net.depth=3", "net.depth=3: must be in 0..2"),
     ("seed", "override 'seed' is not key=value (e.g. seed=0); did you mean seed=...?"),
     ("sed", "override 'sed' is not key=value (e.g. seed=0); "),
     ("net.act=sigmoid", "net.act='sigmoid': allowed values are tanh, relu"),
@@ -154,7 +187,7 @@ LONG = "a" * 30
     ("name=null", "name may not be null"),
     ("rules=5", "rules=5: a mapping of rules options or a rules YAML"),
     ("kwargs=5", "kwargs=5: a mapping of kwargs options"),
-])
+], ids=lambda case: "".join(c if c.isalnum() else "_" for c in case)[:40])
 def test_every_bad_override_says_word_for_word_what_is_wrong(schema, override, message):
     with pytest.raises(ConfigError) as info:
         schema.build(None, [override])
@@ -195,3 +228,21 @@ def test_the_entry_points_arguments():
     bare = argparse.ArgumentParser()
     add_arguments(bare, None)
     assert {a.dest: a.help for a in bare._actions}["config"] == "a config YAML"
+
+
+def test_a_broken_config_file_is_one_line_naming_it(schema, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: [1\n")
+    with pytest.raises(ConfigError) as info:
+        schema.build(bad)
+    assert str(info.value).startswith(f"{bad}, line ") and "not valid YAML" in str(info.value)
+    assert "\n" not in str(info.value)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        schema.build(latin)
+    assert str(info.value).startswith(f"{latin}: cannot read the config file (")
+    with pytest.raises(ConfigError) as info:
+        schema.build(tmp_path / "missing.yaml")
+    assert str(info.value).startswith(f"config file not found: {tmp_path / 'missing.yaml'} "
+                                      "(shipped configs: ")
