@@ -11,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from train.common.schema import ConfigError, Schema, add_arguments, mapping, param, section
+from train.common.schema import (
+    ConfigError,
+    Schema,
+    add_arguments,
+    find_file,
+    mapping,
+    param,
+    section,
+)
 
 
 def make_root() -> type:
@@ -47,6 +55,8 @@ def make_root() -> type:
                                         keys=lambda: ["players", "deals"])
         kwargs: dict[str, Any] = mapping({}, "free options")
         mix: dict[str, float] = param({"a": 1.0}, "weights")
+        rival: str = param("heuristic", "who", choices=("heuristic", "random"),
+                           also="ppo:PATH")
         opt: Opt = section(Opt, "optimiser")
         net: Net = section(Net, "network", act="relu")
 
@@ -74,6 +84,8 @@ Config keys (key=value on the command line; a short name works where shown):
       free options
   mix: a mapping of str to float = {a: 1.0}
       weights
+  rival: str = heuristic  (one of heuristic, random or ppo:PATH)
+      who
 opt: optimiser
   opt.learning_rate: float = 0.0003  (short: learning_rate; > 0)
       step size
@@ -98,7 +110,7 @@ net: network
 
 def test_the_keys_sections_mappings_and_short_names(schema):
     assert list(schema.fields) == [
-        "name", "seed", "minutes", "rules_file", "rules", "kwargs", "mix",
+        "name", "seed", "minutes", "rules_file", "rules", "kwargs", "mix", "rival",
         "opt.learning_rate", "opt.batch_size", "opt.clip", "opt.sched.final", "net.widths",
         "net.act", "net.batch_size", "net.depth", "net.name"]
     assert schema.fields["net.act"].default == "relu"  # the section's own default
@@ -108,7 +120,8 @@ def test_the_keys_sections_mappings_and_short_names(schema):
     # batch_size is shared: the preferred section's; name is shared outside it: no one's
     assert schema.short_names == {
         "seed": "seed", "minutes": "minutes", "rules_file": "rules_file", "rules": "rules",
-        "kwargs": "kwargs", "mix": "mix", "learning_rate": "opt.learning_rate",
+        "kwargs": "kwargs", "mix": "mix", "rival": "rival",
+        "learning_rate": "opt.learning_rate",
         "batch_size": "opt.batch_size", "clip": "opt.clip", "final": "opt.sched.final",
         "widths": "net.widths", "act": "net.act", "depth": "net.depth"}
     assert schema.defaults["net"] == {"widths": [32, 32], "act": "relu", "batch_size": 8,
@@ -131,11 +144,15 @@ def test_the_help_lists_every_key_word_for_word(schema):
 
 
 def test_the_hyperparameter_table(schema):
-    table = schema.hyperparameters_markdown(schema.build(None, ["seed=3"]))
+    long = list(range(40))
+    table = schema.hyperparameters_markdown(schema.build(None, [
+        "seed=3", f"net.widths={long}", "kwargs.l=[1, 2]", "rival=ppo:x.zip"]))
+    assert f"| net.widths | {long} |" in table.splitlines()  # one line, however long
+    assert "| kwargs | {l: [1, 2]} |" in table.splitlines()
+    assert "| rival | ppo:x.zip |" in table.splitlines()
     assert table.splitlines()[:4] == ["| key | value |", "| --- | --- |", "| name | toy |",
                                       "| seed | 3 |"]
-    assert table.splitlines()[-3:] == ["| net.batch_size | 8 |", "| net.depth | 2 |",
-                                       "| net.name | mlp |"]
+    assert table.splitlines()[-2:] == ["| net.depth | 2 |", "| net.name | mlp |"]
 
 
 def test_overrides_short_names_mappings_and_files(schema):
@@ -143,7 +160,7 @@ def test_overrides_short_names_mappings_and_files(schema):
                               "rules=r.yaml", "net.widths=[4, 5]", "minutes=1.5"])
     assert cfg == {"name": "toy", "seed": 2, "minutes": 1.5, "rules_file": "r.yaml",
                    "rules": {"players": 2, "deals": 3}, "kwargs": {"x": 1},
-                   "mix": {"a": 1.0},
+                   "mix": {"a": 1.0}, "rival": "heuristic",
                    "opt": {"learning_rate": 3e-4, "batch_size": 9, "clip": 0.2,
                            "sched": {"final": 0.1}},
                    "net": {"widths": [4, 5], "act": "relu", "batch_size": 8, "depth": 2,
@@ -173,6 +190,10 @@ LONG = "a" * 30
     ("opt.sched.fina=1", "unknown config key 'opt.sched.fina'; did you mean "
      "opt.sched.final, opt.clip, opt.learning_rate?"),
     ("net.depth=3", "net.depth=3: must be in 0..2"),
+    ("rival=greedy", "rival='greedy': allowed values are heuristic, random or ppo:PATH"),
+    (f"{LONG}.fina=1", f"unknown config key '{LONG}.fina'; did you mean opt.sched.final?"),
+    (f"{LONG}.x.learnin_rate=1",
+     f"unknown config key '{LONG}.x.learnin_rate'; did you mean opt.learning_rate?"),
     ("seed", "override 'seed' is not key=value (e.g. seed=0); did you mean seed=...?"),
     ("sed", "override 'sed' is not key=value (e.g. seed=0); "),
     ("net.act=sigmoid", "net.act='sigmoid': allowed values are tanh, relu"),
@@ -246,3 +267,14 @@ def test_a_broken_config_file_is_one_line_naming_it(schema, tmp_path):
         schema.build(tmp_path / "missing.yaml")
     assert str(info.value).startswith(f"config file not found: {tmp_path / 'missing.yaml'} "
                                       "(shipped configs: ")
+
+
+def test_the_declarations_keep_their_defaults_apart_and_their_limits():
+    nested = param({"a": [1]}, "nested")
+    first = nested.default_factory()
+    first["a"].append(2)
+    assert nested.default_factory() == {"a": [1]}  # a deep copy each time
+    merged = mapping({}, "options", ge=1)
+    assert (merged.metadata["merge"], merged.metadata["ge"], merged.metadata["help"]) == (
+        True, 1, "options")
+    assert find_file("ppo_4p").name == "ppo_4p.yaml" and find_file("ppo_4p").exists()
