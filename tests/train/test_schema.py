@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from train.common.schema import (
     ConfigError,
@@ -19,6 +20,7 @@ from train.common.schema import (
     mapping,
     param,
     section,
+    yaml_error,
 )
 
 
@@ -192,8 +194,8 @@ LONG = "a" * 30
     ("net.depth=3", "net.depth=3: must be in 0..2"),
     ("rival=greedy", "rival='greedy': allowed values are heuristic, random or ppo:PATH"),
     (f"{LONG}.fina=1", f"unknown config key '{LONG}.fina'; did you mean opt.sched.final?"),
-    (f"{LONG}.x.learnin_rate=1",
-     f"unknown config key '{LONG}.x.learnin_rate'; did you mean opt.learning_rate?"),
+    (f"{LONG}.{LONG}.learnin_rate=1",
+     f"unknown config key '{LONG}.{LONG}.learnin_rate'; did you mean opt.learning_rate?"),
     ("seed", "override 'seed' is not key=value (e.g. seed=0); did you mean seed=...?"),
     ("sed", "override 'sed' is not key=value (e.g. seed=0); "),
     ("net.act=sigmoid", "net.act='sigmoid': allowed values are tanh, relu"),
@@ -256,8 +258,14 @@ def test_a_broken_config_file_is_one_line_naming_it(schema, tmp_path):
     bad.write_text("seed: [1\n")
     with pytest.raises(ConfigError) as info:
         schema.build(bad)
-    assert str(info.value).startswith(f"{bad}, line ") and "not valid YAML" in str(info.value)
-    assert "\n" not in str(info.value)
+    assert str(info.value) == (f"{bad}, line 1: not valid YAML: expected ',' or ']', but got "
+                               "'<stream end>'")
+    bad.write_text("seed: 1\na: b: c\n")
+    with pytest.raises(ConfigError) as info:
+        schema.build(bad)
+    assert str(info.value) == f"{bad}, line 2: not valid YAML: mapping values are not allowed here"
+    assert yaml_error("f.yaml", yaml.YAMLError("no  marks\nhere")) == (
+        "f.yaml: not valid YAML: no marks here")
     latin = tmp_path / "latin.yaml"
     latin.write_bytes("name: caf\xe9\n".encode("latin-1"))
     with pytest.raises(ConfigError) as info:
@@ -278,3 +286,15 @@ def test_the_declarations_keep_their_defaults_apart_and_their_limits():
     assert (merged.metadata["merge"], merged.metadata["ge"], merged.metadata["help"]) == (
         True, 1, "options")
     assert find_file("ppo_4p").name == "ppo_4p.yaml" and find_file("ppo_4p").exists()
+
+
+def test_values_are_taken_as_given(schema):
+    """An override's value may hold '=' and OmegaConf's interpolation syntax: both are kept
+    as text (a run's config is what it says, never resolved against other keys)."""
+    cfg = schema.build(None, ["name=a=b"])
+    assert cfg["name"] == "a=b"
+    assert schema.build(None, ["name=${seed}"])["name"] == "${seed}"
+    for source in ("config", "x.yaml"):
+        with pytest.raises(ConfigError) as info:
+            schema.flatten(5) if source == "config" else schema.flatten([1], source)
+        assert str(info.value) == f"{source}: expected a mapping of config keys"
