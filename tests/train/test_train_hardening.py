@@ -85,17 +85,17 @@ def test_damaged_policy_pt_is_refused_naming_the_file(finished_run, tmp_path):
         agents.make("ppo", path=str(pt))
 
 
-def _first_observation(num_players: int = 2) -> dict:
+def _first_observation(num_players: int = 2, num_deals: int = 1) -> dict:
     from pis_env import raw_env
 
-    env = raw_env(num_players=num_players)
+    env = raw_env(num_players=num_players, num_deals=num_deals)
     env.reset(seed=0)
     return env.observe(env.agent_selection)
 
 
 #: Every weights file shipped in models/.
-SHIPPED_PT = ["belief_2p.pt", "belief_4p.pt", "ppo_2p.pt", "ppo_2p_v2.pt", "ppo_4p.pt",
-              "ppo_4p_v2.pt"]
+SHIPPED_PT = ["belief_2p.pt", "belief_4p.pt", "ppo_2p.pt", "ppo_2p_match.pt", "ppo_2p_v2.pt",
+              "ppo_4p.pt", "ppo_4p_v2.pt"]
 
 
 def test_the_shipped_weights_files_are_the_listed_ones():
@@ -120,7 +120,7 @@ def test_shipped_models_carry_a_digest(name):
             assert BeliefModel.load(path).meta["num_players"] == num_players
         else:
             bot = agents.make("ppo", path=str(path), num_players=num_players)
-            obs = _first_observation(num_players)
+            obs = _first_observation(num_players, bot.num_deals)  # the file's own table
             assert obs["action_mask"][bot.act(obs)] == 1
 
 
