@@ -142,8 +142,12 @@ def map_chunks(fn, units: list, backend: str, workers: int | None, address: str 
         return [fn(u) for u in units]
     import multiprocessing as mp
 
-    with mp.get_context().Pool(min(workers, len(units)), _init_pool_worker,
-                               (threads,)) as pool:
+    # forkserver, not fork: the caller may hold threads (torch's, Ray's grpc client after a
+    # Ray run) whose locks a forked child inherits held, and a forked worker once hung so;
+    # the work units and ``fn`` are module-level and cross by pickle either way
+    context = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods()
+                             else None)
+    with context.Pool(min(workers, len(units)), _init_pool_worker, (threads,)) as pool:
         return pool.map(fn, units, chunksize=1)
 
 
