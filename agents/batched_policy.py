@@ -153,14 +153,13 @@ class TorchPolicy:
                   **kwargs):
         """From a ``train/sb3/run.py`` policy file (``.zip`` or ``.pt``), layout checked;
         a network of single deals at a table of ``num_deals`` above 1 reads the deal view."""
-        from agents.ppo import NumpyPolicy, check_layout, read_policy
+        from agents.ppo import NumpyPolicy, check_table, read_policy
 
         kwargs.setdefault("name", f"ppo:{path}")
         meta, state = read_policy(path, num_players, num_deals)
-        deal_level = meta["num_deals"] == 1 and (num_deals or 1) > 1
-        if num_players is not None:
-            check_layout(meta, num_players, 1 if deal_level else num_deals or 1,
-                         source=str(path))
+        deal_level = (check_table(meta, num_players, num_deals or 1, source=str(path))
+                      if num_players is not None
+                      else meta["num_deals"] == 1 and (num_deals or 1) > 1)
         if deal_level:
             kwargs.setdefault("table_deals", num_deals)
         return cls.from_numpy_policy(NumpyPolicy(meta, state), **kwargs)

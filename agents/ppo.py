@@ -404,6 +404,14 @@ class NumpyPolicy:
         return int(legal[rng.choice(legal.size, p=p)])
 
 
+def check_table(meta: dict, num_players: int, num_deals: int, source: str = "policy") -> bool:
+    """``check_layout`` for a table of ``num_deals`` deals, at which a network trained on
+    single deals plays each deal through its deal view: True when it does so."""
+    deal_level = meta["num_deals"] == 1 and num_deals > 1
+    check_layout(meta, num_players, 1 if deal_level else num_deals, source=source)
+    return deal_level
+
+
 def load_policy(path: str | Path, num_players: int | None = None,
                 num_deals: int | None = None) -> NumpyPolicy:
     """A ``NumpyPolicy`` from a file, checked against the table when its size is given."""
@@ -446,8 +454,7 @@ class PPOAgent(Agent):
         super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
         self.path = str(path)
         self.deterministic = deterministic
-        deal_level = meta["num_deals"] == 1 and num_deals > 1
-        check_layout(meta, num_players, 1 if deal_level else num_deals, source=str(path))
+        deal_level = check_table(meta, num_players, num_deals, source=str(path))
         self.policy = NumpyPolicy(meta, state)
         self.meta = self.policy.meta
         self.layout_version = int(self.meta["layout_version"])  # the table it reads
