@@ -110,3 +110,29 @@ def test_the_match_recipe_resolves_and_passes_preflight():
         4, True, None)
     assert cfg["max_minutes"] <= 60 and cfg["run_dir"] == "runs/match_2p"
     check_run(cfg)
+
+
+def test_widening_refuses_what_it_cannot_keep_and_keeps_the_weights_dtype():
+    """Both widenings at once, and a normalised input, are refused word for word; the
+    widened weights stay float32 and the metadata names the new table."""
+    from train.common.checkpoint import CheckpointError
+
+    meta, arrays = read_policy(DEAL_POLICY)
+    with pytest.raises(CheckpointError) as info:
+        widen_to_layout(meta, arrays, 1, "v3.zip", num_deals=4)
+    assert str(info.value) == (
+        "init_policy v3.zip: init_widen widens a single-deal policy to a match of its own "
+        "layout version, or a policy to a later layout version for its own table, not both "
+        "at once (it has layout version 0 and 1 deal(s); the run has 1 and 4)")
+    with pytest.raises(CheckpointError) as info:
+        widen_to_layout({**meta, "obs_norm": {"mean": [0.0]}}, arrays, 0, "n.zip", num_deals=4)
+    assert str(info.value) == ("init_policy n.zip: init_widen needs a policy whose input "
+                               "starts with the observation and is not normalised")
+    with pytest.raises(CheckpointError, match=r"^init_policy policy: init_widen needs"):
+        widen_to_layout({**meta, "obs_norm": {"mean": [0.0]}}, arrays, 0, num_deals=4)
+    wide_meta, wide = widen_to_layout(meta, arrays, 0, "v3.zip", num_deals=4)
+    size = Layout.of(2, 4, 0).size
+    assert (wide_meta["num_deals"], wide_meta["layout_size"], wide_meta["input_size"]) == (
+        4, size, size + 58)
+    first = wide["mlp_extractor.policy_net.0.weight"]
+    assert first.dtype == arrays["mlp_extractor.policy_net.0.weight"].dtype == np.float32
