@@ -240,6 +240,9 @@ class TrainingCallback(BaseCallback):
         if dt > 0:
             log("time/rollout_steps_per_s", (self.model.num_timesteps - self._s_rollout) / dt)
         log("time/steps_per_s", self.steps_per_s)
+        head_loss = getattr(self.model.policy, "hidden_cards_loss", None)
+        if head_loss is not None:  # the last update's (policy.hidden_cards_head)
+            log("train/hidden_cards_loss", head_loss)
 
     # ------------------------------------------------------------------ every step
     def _on_step(self) -> bool:

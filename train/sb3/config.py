@@ -70,6 +70,12 @@ class PolicyConfig:
                                "needs privileged_critic, no 'self' or 'ppo:' opponents and "
                                "eval.deals=0 (no table can seat it: its saved policy is "
                                "marked and refused); compare the runs' train_win_rates")
+    hidden_cards_head: float = param(0.0, "weight of an auxiliary loss: a linear head on "
+                                     "the actor's last hidden layer predicts the "
+                                     "opponents' hands (binary cross-entropy against the "
+                                     "critic's privileged features); 0: no head. Needs "
+                                     "privileged_critic and normalize_obs=false; the "
+                                     "played policy does not include the head", ge=0)
 
 
 @dataclass
@@ -198,6 +204,14 @@ def _check_train(cfg: dict) -> dict:
                if cfg["eval"]["deals"] else None)
         if why:
             raise ConfigError(f"policy.oracle_actor=true: {why}")
+    if cfg["policy"]["hidden_cards_head"]:
+        why = ("policy.privileged_critic is false (the hands are its targets)"
+               if not cfg["policy"]["privileged_critic"] else
+               "policy.normalize_obs is true (its targets are the raw 0/1 hands)"
+               if cfg["policy"]["normalize_obs"] else None)
+        if why:
+            raise ConfigError(f"policy.hidden_cards_head={cfg['policy']['hidden_cards_head']}"
+                              f": {why}")
     if cfg["pretrain"]["teacher"] is not None and cfg["pretrain"]["data"]:
         raise ConfigError("pretrain.teacher and pretrain.data are alternatives: set one "
                           "(the other null)")

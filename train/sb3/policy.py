@@ -15,6 +15,13 @@ first layer has zero weights on the columns of the named observation segments, a
 gradient hook keeps them zero, so the actor (and every saved policy or snapshot of it)
 plays without that information while the environment and the critic are unchanged. That
 is how the observation features are ablated.
+
+**Hidden-cards head** (``policy.hidden_cards_head``, :class:`HiddenCardsHead`): a linear
+head on the actor's last hidden layer predicts every opponent's hand, the first part of
+the privileged features, with a binary cross-entropy added to PPO's loss. It is an
+auxiliary task: it asks the actor's features to carry a belief over the hidden cards,
+which the actor cannot read directly. The head is not part of the played policy: the
+saved actor is still ``policy_net`` + ``action_net``.
 """
 
 from __future__ import annotations
@@ -59,20 +66,77 @@ class SplitMlpExtractor(nn.Module):
         return self.value_net(features)
 
 
-class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
-    """MaskableActorCriticPolicy whose actor sees only the first ``actor_dim`` inputs."""
+class _AddLossGradient(torch.autograd.Function):
+    """The identity on ``latent`` whose backward also gives ``loss`` a gradient of 1: so
+    ``loss`` joins whatever loss is backpropagated through ``latent``. SB3's ``train()``
+    has no hook for an extra loss; the actor's latent reaches PPO's loss in every update."""
 
-    def __init__(self, *args, actor_dim: int, **kwargs):
+    @staticmethod
+    def forward(ctx, latent: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+        return latent.view_as(latent)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return grad, torch.ones((), dtype=grad.dtype, device=grad.device)
+
+
+class HiddenCardsHead(nn.Module):
+    """The auxiliary head: logits of the opponents' hands from the actor's latent, and
+    ``weight`` times their binary cross-entropy against ``features[..., targets]``."""
+
+    def __init__(self, latent_dim: int, targets: tuple[int, int], weight: float):
+        super().__init__()
+        self.start, self.stop = targets
+        self.weight = weight
+        self.linear = nn.Linear(latent_dim, self.stop - self.start)
+
+    def loss(self, latent: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        target = features[..., self.start:self.stop]
+        return self.weight * nn.functional.binary_cross_entropy_with_logits(
+            self.linear(latent), target)
+
+
+class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
+    """MaskableActorCriticPolicy whose actor sees only the first ``actor_dim`` inputs,
+    optionally with the hidden-cards head (``hidden_cards``: the column range of the
+    opponents' hands in the input, and the loss weight)."""
+
+    def __init__(self, *args, actor_dim: int,
+                 hidden_cards: tuple[int, int, float] | None = None, **kwargs):
         self.actor_dim = actor_dim
+        self.hidden_cards = hidden_cards
+        #: The head's last loss (weighted), for the training log; None before an update.
+        self.hidden_cards_loss: float | None = None
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SplitMlpExtractor(self.features_dim, self.actor_dim,
                                                self.net_arch, self.activation_fn)
+        if self.hidden_cards is not None:  # built here, so the optimizer gets its weights
+            start, stop, weight = self.hidden_cards
+            self.hidden_cards_head = HiddenCardsHead(self.mlp_extractor.latent_dim_pi,
+                                                     (start, stop), weight)
+
+    def evaluate_actions(self, obs, actions, action_masks=None):
+        """SB3's evaluation of a minibatch in ``train()``, plus the head's loss joined
+        to the actor's latent (:class:`_AddLossGradient`)."""
+        if self.hidden_cards is None:
+            return super().evaluate_actions(obs, actions, action_masks)
+        features = self.extract_features(obs)
+        latent_pi, latent_vf = self.mlp_extractor(features)
+        loss = self.hidden_cards_head.loss(latent_pi, features)
+        self.hidden_cards_loss = float(loss.detach())
+        latent_pi = _AddLossGradient.apply(latent_pi, loss)
+        distribution = self._get_action_dist_from_latent(latent_pi)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return (self.value_net(latent_vf), distribution.log_prob(actions),
+                distribution.entropy())
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
         data["actor_dim"] = self.actor_dim
+        data["hidden_cards"] = self.hidden_cards
         return data
 
 

@@ -150,6 +150,10 @@ def make_model(cfg: dict, vec_env, run_dir: Path):
         policy_class = PrivilegedCriticPolicy
         policy_kwargs["actor_dim"] = actor_dim(cfg) + (
             privileged_size(rules["num_players"]) if policy["oracle_actor"] else 0)
+        if policy["hidden_cards_head"]:  # the opponents' hands follow the policy input
+            hands = actor_dim(cfg)
+            policy_kwargs["hidden_cards"] = (hands, hands + 52 * (rules["num_players"] - 1),
+                                             float(policy["hidden_cards_head"]))
     model = MaskablePPO(
         policy_class,
         vec_env,
@@ -281,8 +285,12 @@ class RunStart:
 
         path = self.cfg["init_policy"]
         state, norm = read_initial_policy(path, self.cfg)
+        # a policy trained without the hidden-cards head starts one: the head's own
+        # weights keep their initialisation, every other weight must fit
+        head = {k: v for k, v in model.policy.state_dict().items()
+                if k.startswith("hidden_cards_head.")}
         try:
-            model.policy.load_state_dict(state)
+            model.policy.load_state_dict({**head, **state})
         except (RuntimeError, ValueError, KeyError) as e:
             raise CheckpointError(f"init_policy {path} does not fit the config's network "
                                   f"(policy.net_arch, privileged_critic): {e}") from e
