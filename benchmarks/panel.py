@@ -13,8 +13,9 @@ at that table (a shared win counts ``1/w``; the deal win rate at two players) wi
 95% interval over its seat-deals, as the tournament reports win rates. A set's mean is
 the mean over decks of each deck's mean share over the set's members (the mean of the
 cells when no deal is truncated), with a normal interval over decks: the rotations of a
-deck and the tables sharing it are correlated, decks are not. Truncated deals are left
-out, as in the tournament.
+deck and the tables sharing it are correlated, decks are not. Every other bot's set mean
+is also paired with the first bot's, deck by deck (``minus <first bot>, paired``).
+Truncated deals are left out, as in the tournament.
 """
 
 from __future__ import annotations
@@ -83,17 +84,22 @@ def panel_matrix(bots: Sequence[str], members: Sequence[str], num_players: int =
             per_deck[bot_spec][member] = np.where(games > 0, wins / np.maximum(games, 1),
                                                   np.nan)
     means: dict[str, dict[str, tuple]] = {}
-    for bot_spec in bots:
-        means[bot_spec] = {}
-        for name, group in (("model", MODEL_SET), ("evaluation", EVALUATION_SET)):
-            chosen = [m for m in members if m in group]
-            if not chosen:
-                continue
-            stack = np.stack([per_deck[bot_spec][m] for m in chosen])   # [M, D]
-            deck_means = np.nanmean(stack, axis=0)
-            means[bot_spec][name] = mean_ci(deck_means[~np.isnan(deck_means)])
-    return {"cells": cells, "means": means, "players": num_players, "decks": decks,
-            "seed": seed, "truncated": result.truncated, "elapsed_s": result.elapsed_s}
+    paired: dict[str, dict[str, tuple]] = {}
+    for name, group in (("model", MODEL_SET), ("evaluation", EVALUATION_SET)):
+        chosen = [m for m in members if m in group]
+        if not chosen:
+            continue
+        deck_means = {b: np.nanmean(np.stack([per_deck[b][m] for m in chosen]), axis=0)
+                      for b in bots}                                   # [D] each
+        for bot_spec in bots:
+            own = deck_means[bot_spec]
+            means.setdefault(bot_spec, {})[name] = mean_ci(own[~np.isnan(own)])
+            if bot_spec != bots[0]:  # the same decks: paired deck by deck with the first
+                diff = own - deck_means[bots[0]]
+                paired.setdefault(bot_spec, {})[name] = mean_ci(diff[~np.isnan(diff)])
+    return {"cells": cells, "means": {b: means.get(b, {}) for b in bots}, "paired": paired,
+            "players": num_players, "decks": decks, "seed": seed,
+            "truncated": result.truncated, "elapsed_s": result.elapsed_s}
 
 
 def _cell(v: tuple) -> str:
@@ -121,6 +127,11 @@ def format_matrix(out: dict) -> str:
         if any(name in out["means"][b] for b in bots):
             rows.append((f"mean, {name} set", "",
                          *(_cell(out["means"][b].get(name, (math.nan,) * 3)) for b in bots)))
+    for name in ("model", "evaluation"):
+        if any(name in out["paired"].get(b, {}) for b in bots):
+            rows.append((f"minus {bots[0]}, paired", name, "", *(
+                _points(out["paired"][b].get(name)) if b in out["paired"] else ""
+                for b in bots[1:])))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for i, r in enumerate(rows):
         lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w)
@@ -128,6 +139,13 @@ def format_matrix(out: dict) -> str:
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _points(v: tuple | None) -> str:
+    """A paired difference in points, 95% interval (signed)."""
+    if v is None or math.isnan(v[0]):
+        return "-"
+    return f"{100 * v[0]:+.1f} [{100 * v[1]:+.1f}, {100 * v[2]:+.1f}]"
 
 
 def format_markdown(out: dict) -> str:

@@ -358,6 +358,22 @@ def test_benchmark_cells_are_the_tournaments_win_rates():
     assert len(table) == 2 + 3 + 2 and table[-1].startswith("| **mean, evaluation set**")
 
 
+def test_the_benchmark_pairs_every_bot_with_the_first_deck_by_deck():
+    from benchmarks.panel import format_matrix, panel_matrix
+
+    out = panel_matrix(["heuristic", "greedy", "random"], ["greedy", "attacker", "counter"],
+                       2, decks=6, seed=4, workers=1, progress=False)
+    assert set(out["paired"]) == {"greedy", "random"}
+    cells = out["cells"]
+    for bot in ("greedy", "random"):
+        # every deck has both rotations, so the paired mean is the difference of the cells
+        for name, members in (("model", ["greedy"]), ("evaluation", ["attacker", "counter"])):
+            want = np.mean([cells[bot][m][0] - cells["heuristic"][m][0] for m in members])
+            mean, low, high = out["paired"][bot][name]
+            assert mean == pytest.approx(want) and low <= mean <= high
+    assert "minus heuristic, paired" in format_matrix(out)
+
+
 def test_table_shares_count_shared_wins_and_truncations_as_the_tournament_does():
     from agents.tournament.results import summarize
     from agents.tournament.worker import REASONS, TableResult
