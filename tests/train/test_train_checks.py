@@ -101,3 +101,34 @@ def test_a_rules_file_is_found_read_and_overridden_by_the_rules_options(tmp_path
     good.write_text("draw_rule: one\nnum_deals: 4\n", encoding="utf-8")
     cfg = C.build(None, [f"rules_file={good}", "rules.num_deals=2"])
     assert cfg["rules"]["draw_rule"] == "one" and cfg["rules"]["num_deals"] == 2
+
+
+def test_the_mix_and_teacher_refusals_name_their_key():
+    assert refusal("league.opponents={heuristc: 1}").startswith(
+        "league.opponents: unknown bot 'heuristc'; did you mean heuristic? (the built-in bots: ")
+    assert refusal("pretrain.teacher=heuristc").startswith(
+        "pretrain.teacher='heuristc': a built-in bot (")
+
+
+def test_an_unknown_evaluation_opponent_gets_at_most_three_suggestions(monkeypatch):
+    import agents
+
+    for name in ("bot_a", "bot_b", "bot_c", "bot_d"):
+        monkeypatch.setitem(agents.REGISTRY, name, agents.REGISTRY["random"])
+    message = refusal("eval.opponents=[bot_x]")
+    assert message.startswith("eval.opponents: unknown agent 'bot_x'; did you mean ")
+    assert message.count("bot_") == 1 + 3
+
+
+def test_the_smallest_network_and_seat_are_allowed_and_the_rules_illegal_action_dropped():
+    """The training env decides what an illegal action does: the rules' own
+    ``illegal_action`` is dropped before the rules are checked, whatever it says."""
+    cfg = C.build(None, ["policy.net_arch=[1]", "league.learner_seat=0",
+                         "rules.illegal_action=bogus"])
+    assert cfg["policy"]["net_arch"] == [1] and cfg["league"]["learner_seat"] == 0
+    assert "illegal_action" not in cfg["rules"]
+
+
+def test_a_shipped_rules_file_is_found_by_its_name():
+    cfg = C.build(None, ["rules_file=quick_draw"])
+    assert cfg["rules"]["draw_rule"] == "one"
