@@ -560,8 +560,9 @@ def rollout_note(steps: int, n_steps: int, n_envs: int) -> str:
             f"so {trained:,} steps are trained)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    from agents.common.cli import error_exit, program_name
+def build_parser() -> argparse.ArgumentParser:
+    """``train/ppo.py``'s (``pis-train``'s) command line."""
+    from agents.common.cli import program_name
 
     parser = argparse.ArgumentParser(
         prog=program_name("python train/ppo.py"),
@@ -577,6 +578,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-to", metavar="PATH",
                         help="also copy the final policy.zip (and .pt) to PATH")
     parser.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from agents.common.cli import error_exit
+
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.help_config:
         print(config_mod.help_text())
