@@ -41,3 +41,47 @@ def test_recorded_games_are_the_tournament_games(tmp_path):
 def test_a_negative_record_count_is_refused(tmp_path, capsys):
     assert main(["--agents", "random,greedy", "--record", "-1", "--out", str(tmp_path)]) == 2
     assert "--record must be >= 0" in capsys.readouterr().err
+
+
+class EventLogReader:
+    """A bot that reads the v1 observation (the public event log): it asks for it with
+    ``layout_version`` and refuses any other, then plays its first legal move."""
+
+    layout_version = 1
+
+    def __init__(self, num_players: int = 2, seed: int | None = None, num_deals: int = 1):
+        from pis_env.observation import Layout
+
+        self.size = Layout.of(num_players, num_deals, 1).size
+
+    def act(self, observation):
+        import numpy as np
+
+        assert observation["observation"].shape == (self.size,), "not the v1 observation"
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_a_recorded_match_replays_every_deal_and_each_bot_sees_its_own_layout(tmp_path):
+    from pis_env import Rules
+
+    result = run_tournament([EventLogReader, "greedy"], deals=2, seed=3, workers=1,
+                            progress=False, rules=Rules(num_deals=2))
+    paths = record_games(result, 3, tmp_path)
+    index_text = (tmp_path / "index.json").read_text()
+    index = json.loads(index_text)
+    assert index_text == json.dumps(index, indent=1)
+    assert [(g["table"], g["deal"], g["rotation"]) for g in index] == [(0, 0, 0), (0, 0, 1),
+                                                                        (0, 1, 0)]
+    for path, game in zip(paths, index, strict=True):
+        env = raw_env.from_history(path.read_text())
+        assert env.game.deal_index == 1 and env.game.match_over  # both deals of the match
+        assert env.game.totals == game["charges"]
+
+
+def test_a_game_that_does_not_replay_names_itself(tmp_path):
+    result = run_tournament(["greedy", "random"], deals=2, seed=9, workers=1, progress=False)
+    result.table_results[0].charges[1, 1] += 1
+    with pytest.raises(RuntimeError) as err:
+        record_games(result, 4, tmp_path)
+    assert str(err.value) == ("table 0, deal 1, rotation 1 played differently when "
+                              "recorded: a bot does not play the same from the same seed")
