@@ -1,0 +1,285 @@
+"""``agents.ppo`` below the bot: the numpy actor against SB3's own distribution, input
+normalisation against VecNormalize's formula, sampling, the metadata of a foreign SB3
+archive, and every refusal word for word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.ppo import (
+    NUM_ACTIONS,
+    NumpyPolicy,
+    PolicyLoadError,
+    check_layout,
+    check_metadata,
+    input_size_of,
+    load_policy,
+    make_metadata,
+    sb3_metadata,
+)
+from pis_env import raw_env
+from pis_env.observation import Layout
+
+ROOT = Path(__file__).resolve().parents[2]
+V3 = ROOT / "models" / "ppo_2p.zip"
+NO_TURN = "no legal action in this observation: it is not this agent's turn"
+
+
+def positions(count: int, seed: int = 0):
+    """(observation, mask) of the first ``count`` decisions with a choice, seat 0 and 1,
+    of random play."""
+    env, rng, out = raw_env(num_players=2), np.random.default_rng(seed), []
+    env.reset(seed=seed)
+    while len(out) < count:
+        if env.game.deal_over:
+            env.reset(seed=int(rng.integers(1 << 30)))
+        obs = env.observe(env.agent_selection)
+        legal = np.flatnonzero(obs["action_mask"])
+        if legal.size > 1:
+            out.append((obs["observation"], obs["action_mask"]))
+        env.step(int(rng.choice(legal)))
+    return out
+
+
+# ---------------------------------------------------------------------- the actor
+def test_the_numpy_actor_is_sb3s_masked_distribution():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(V3, device="cpu")
+    policy = load_policy(V3, 2)
+    extra = model.observation_space.shape[0] - policy.input_size  # the critic's inputs
+    for obs, mask in positions(12):
+        features = np.concatenate([obs, mask, np.zeros(extra)]).astype(np.float32)
+        with torch.no_grad():
+            dist = model.policy.get_distribution(torch.as_tensor(features[None]),
+                                                 action_masks=mask[None])
+        want = dist.distribution.probs[0].double().numpy()
+        got = policy.probabilities(obs, mask)
+        assert got.dtype == np.float64 and got.shape == (NUM_ACTIONS,)
+        np.testing.assert_allclose(got, want, atol=2e-6)
+        assert got[~mask.astype(bool)].sum() == 0 and got.sum() == pytest.approx(1.0)
+        assert policy.act(obs, mask, deterministic=True) == int(np.argmax(want))
+
+
+def test_sampling_follows_the_distribution_and_the_seed():
+    policy = load_policy(V3, 2)
+    obs, mask = min(positions(40, seed=3),  # the position it is least sure of
+                    key=lambda position: policy.probabilities(*position).max())
+    p = policy.probabilities(obs, mask)
+    assert p.max() < 0.9
+    rng = np.random.default_rng(0)
+    draws = np.array([policy.act(obs, mask, deterministic=False, rng=rng)
+                      for _ in range(3000)])
+    freq = np.bincount(draws, minlength=NUM_ACTIONS) / draws.size
+    assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / draws.size) + 1e-9)
+    # a stochastic bot draws from its seed: the same seed, the same moves
+    a = agents.make("ppo", path=str(V3), num_players=2, seed=5, deterministic=False)
+    b = agents.make("ppo", path=str(V3), num_players=2, seed=5, deterministic=False)
+    c = agents.make("ppo", path=str(V3), num_players=2, seed=6, deterministic=False)
+    seen = {"observation": obs, "action_mask": mask}
+    moves = [[bot.act(seen) for _ in range(60)] for bot in (a, b, c)]
+    assert moves[0] == moves[1] != moves[2] and len(set(moves[0])) > 1
+
+
+def test_without_a_legal_action_the_actor_says_it_is_not_its_turn():
+    policy = load_policy(V3, 2)
+    obs, mask = positions(1)[0]
+    for call in (policy.probabilities, policy.act):
+        with pytest.raises(ValueError) as err:
+            call(obs, np.zeros_like(mask))
+        assert str(err.value) == NO_TURN
+
+
+def tiny_policy(features, obs_norm=None, seed=0):
+    """A one-hidden-layer tanh actor on the 2-player observation with random weights."""
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [6], "vf": [6]},
+                         activation="tanh", features=features, obs_norm=obs_norm)
+    rng = np.random.default_rng(seed)
+    state = {"mlp_extractor.policy_net.0.weight": rng.normal(size=(6, meta["input_size"])),
+             "mlp_extractor.policy_net.0.bias": rng.normal(size=6),
+             "action_net.weight": rng.normal(size=(NUM_ACTIONS, 6)),
+             "action_net.bias": rng.normal(size=NUM_ACTIONS)}
+    return NumpyPolicy(meta, state), state
+
+
+def test_inputs_are_float32_features_in_order_for_one_position_or_a_batch():
+    obs = np.stack([p[0] for p in positions(3)]).astype(np.int8)
+    masks = np.stack([p[1] for p in positions(3)]).astype(bool)
+    for features, want in ((["obs"], obs), (["obs", "mask"], np.hstack([obs, masks])),
+                           (["mask", "obs"], np.hstack([masks, obs]))):
+        policy, _ = tiny_policy(features)
+        batch = policy.inputs(obs, masks)
+        assert batch.dtype == np.float32 and batch.shape == want.shape
+        np.testing.assert_array_equal(batch, want.astype(np.float32))
+        one = policy.inputs(obs[1], masks[1])
+        assert one.dtype == np.float32 and one.shape == want.shape[1:]
+
+
+def test_inputs_are_normalised_as_vecnormalize_does_then_clipped():
+    size = Layout.of(2, 1, 0).size
+    rng = np.random.default_rng(1)
+    mean, var = rng.normal(size=size), rng.uniform(0.001, 0.01, size=size)
+    norm = {"mean": mean.tolist(), "var": var.tolist(), "clip": 3.0, "epsilon": 1e-4}
+    policy, state = tiny_policy(["obs"], obs_norm=norm)
+    obs = positions(1)[0][0]
+    # VecNormalize: clip((obs - mean) / sqrt(var + epsilon), -clip, clip)
+    want = np.clip((obs - mean) / np.sqrt(var + 1e-4), -3.0, 3.0)
+    assert (want == 3.0).any() and (want == -3.0).any()  # both bounds are reached
+    np.testing.assert_allclose(policy.inputs(obs, None), want, rtol=1e-5, atol=1e-5)
+    hidden = np.tanh(state["mlp_extractor.policy_net.0.weight"] @ want
+                     + state["mlp_extractor.policy_net.0.bias"])
+    logits = state["action_net.weight"] @ hidden + state["action_net.bias"]
+    np.testing.assert_allclose(policy.logits(policy.inputs(obs, None)), logits, rtol=1e-4,
+                               atol=1e-4)
+    default = tiny_policy(["obs"], obs_norm={"mean": mean.tolist(), "var": var.tolist()})[0]
+    np.testing.assert_allclose(default.inputs(obs, None),
+                               np.clip((obs - mean) / np.sqrt(var + 1e-8), -10, 10),
+                               rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- metadata
+def test_an_unknown_feature_is_named_with_the_allowed_ones():
+    assert input_size_of(100, ["obs", "mask"]) == 100 + NUM_ACTIONS
+    with pytest.raises(ValueError) as err:
+        input_size_of(100, ["obs", "belief"])
+    assert str(err.value) == "unknown policy feature 'belief'; allowed: obs, mask"
+
+
+def test_the_metadata_keeps_the_critic_and_the_normalisation():
+    norm = {"mean": [0.0], "var": [1.0]}
+    meta = make_metadata(rules={"num_players": 3, "num_deals": 2},
+                         net_arch={"pi": [8, 4], "vf": [16]}, activation="relu",
+                         features=["obs"], obs_norm=norm, extra={"source": "test"})
+    assert meta["net_arch"] == {"pi": [8, 4], "vf": [16]} and meta["obs_norm"] == norm
+    assert meta["source"] == "test" and meta["num_deals"] == 2
+    assert meta["layout_size"] == Layout.of(3, 2, meta["layout_version"]).size
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: [], "f.zip: not a pis-yedili PPO policy (no pis-yedili-ppo-policy metadata)"),
+    (lambda m: {**m, "format": "other"},
+     "f.zip: not a pis-yedili PPO policy (no pis-yedili-ppo-policy metadata)"),
+    (lambda m: {**m, "format_version": 99},
+     "f.zip: policy file format 99; this version reads format 1"),
+    (lambda m: {k: v for k, v in m.items() if k != "rules"},
+     "f.zip: policy metadata lacks 'rules'"),
+    (lambda m: {**m, "activation": "gelu"}, "f.zip: unknown activation 'gelu'"),
+])
+def test_each_broken_metadata_is_named(change, message):
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [4], "vf": [4]},
+                         activation="tanh", features=["obs"])
+    assert check_metadata(meta, "f.zip") is meta
+    with pytest.raises(PolicyLoadError) as err:
+        check_metadata(change(meta), "f.zip")
+    assert str(err.value) == message
+
+
+def test_a_policy_of_an_unknown_layout_version_is_refused_with_the_way_out():
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [4], "vf": [4]},
+                         activation="tanh", features=["obs"])
+    for version in (7, True):
+        with pytest.raises(PolicyLoadError) as err:
+            check_layout({**meta, "layout_version": version}, 2, source="f.zip")
+        assert str(err.value) == (
+            f"f.zip was saved with observation layout version {version!r} (size "
+            f"{meta['layout_size']}), but this pis_env has layout versions 0, 1: retrain "
+            "or export it with one of them")
+
+
+def test_load_policy_checks_the_table_it_is_given():
+    assert load_policy(V3).input_size == load_policy(V3, 2).input_size
+    with pytest.raises(PolicyLoadError, match=str(V3)):
+        load_policy(V3, 4)
+    with pytest.raises(PolicyLoadError, match="single deals"):
+        load_policy(V3, 2, 4)
+
+
+def test_the_ppo_bot_needs_a_path_and_keeps_its_seed_and_table():
+    with pytest.raises(ValueError) as err:
+        agents.make("ppo")
+    assert str(err.value) == ('the "ppo" agent needs path= to a policy file, e.g. '
+                              'agents.make("ppo", path="models/ppo_2p.zip")')
+    bot = agents.make("ppo", path=str(V3), num_deals=4, seed=3)
+    assert bot.path == str(V3) and bot.num_deals == 4 and bot.num_players == 2
+    assert bot.deal_view is not None and len(bot.deal_view) == Layout.of(2, 1, 0).size
+
+
+# ---------------------------------------------------------------------- SB3 archives
+def sb3_data(size, activation=None):
+    data = {"observation_space": {"_shape": [size]}}
+    if activation is not None:
+        data["policy_kwargs"] = {"activation_fn": activation}
+    return data
+
+
+def sb3_state(pi_widths, vf_widths=(5,)):
+    state = {}
+    for net, widths in (("policy_net", pi_widths), ("value_net", vf_widths)):
+        for i, w in enumerate(widths):
+            state[f"mlp_extractor.{net}.{2 * i}.weight"] = np.zeros((w, 3))
+    return state
+
+
+def test_an_sb3_archive_gets_its_table_network_and_activation_from_readable_fields():
+    size = Layout.of(3, 1, 0).size
+    widths = [9, 8, 7, 6, 5, 4]  # six layers: keys 0, 2, ..., 10, sorted as numbers
+    meta = sb3_metadata(sb3_data(size), sb3_state(widths, [3, 2]), "m.zip")
+    assert (meta["num_players"], meta["num_deals"], meta["layout_version"]) == (3, 1, 0)
+    assert meta["rules"] == {"num_players": 3, "num_deals": 1}
+    assert meta["net_arch"] == {"pi": widths, "vf": [3, 2]}
+    assert meta["activation"] == "tanh" and meta["features"] == ["obs"]  # SB3's default
+    assert meta["source"] == "sb3"
+    relu = sb3_data(size, "<class 'torch.nn.modules.activation.ReLU'>")
+    assert sb3_metadata(relu, sb3_state([4]), "m.zip")["activation"] == "relu"
+    match = sb3_metadata(sb3_data(Layout.of(2, 4, 0).size), sb3_state([4]), "m.zip",
+                         num_deals=4)
+    assert (match["num_players"], match["num_deals"]) == (2, 4)
+    # a size shared by a 1-player match and 2 players at one deal: a deal-level 2-player net
+    deal = sb3_metadata(sb3_data(Layout.of(2, 1, 0).size), sb3_state([4]), "m.zip",
+                        num_deals=4)
+    assert (deal["num_players"], deal["num_deals"]) == (2, 1)
+    # a 6-player match is 8 players at one deal, a table that does not exist
+    six = sb3_metadata(sb3_data(Layout.of(6, 4, 0).size), sb3_state([4]), "m.zip",
+                       num_deals=4)
+    assert (six["num_players"], six["num_deals"]) == (6, 4)
+
+
+@pytest.mark.parametrize("data,kwargs,message", [
+    ([], {}, "m.zip: an SB3 archive whose observation space is not a flat Box (readable "
+     "shape None); a policy of the gymnasium views PisYedili-v0 or PisYedili-Events-v0 "
+     "plays here"),
+    ({"observation_space": "Box"}, {}, "m.zip: an SB3 archive whose observation space is "
+     "not a flat Box (readable shape None); a policy of the gymnasium views PisYedili-v0 or "
+     "PisYedili-Events-v0 plays here"),
+    ({"observation_space": {"_shape": [2, 3]}}, {}, "m.zip: an SB3 archive whose "
+     "observation space is not a flat Box (readable shape [2, 3]); a policy of the "
+     "gymnasium views PisYedili-v0 or PisYedili-Events-v0 plays here"),
+    (sb3_data(Layout.of(2, 2, 0).size), {}, "m.zip: an SB3 archive with observations of "
+     f"size {Layout.of(2, 2, 0).size}, which is no observation layout of 2..7 players and "
+     "1 deal(s); pass the num_players/num_deals it was trained for"),
+    (sb3_data(Layout.of(1, 1, 0).size), {}, "m.zip: an SB3 archive with observations of "
+     f"size {Layout.of(1, 1, 0).size}, which is no observation layout of 2..7 players and "
+     "1 deal(s); pass the num_players/num_deals it was trained for"),
+    (sb3_data(Layout.of(8, 1, 0).size), {"num_players": 5}, "m.zip: an SB3 archive with "
+     f"observations of size {Layout.of(8, 1, 0).size}, which is no observation layout of 5 "
+     "players and 1 deal(s); pass the num_players/num_deals it was trained for"),
+    (sb3_data(Layout.of(2, 3, 0).size), {"num_deals": 3}, "m.zip: an SB3 archive with "
+     f"observations of size {Layout.of(2, 3, 0).size}, which is several observation "
+     "layouts of 2..7 players and 1 or 3 deal(s); pass the num_players/num_deals it was "
+     "trained for"),
+    (sb3_data(Layout.of(2, 1, 0).size), {"num_players": 3}, "m.zip: an SB3 archive with "
+     f"observations of size {Layout.of(2, 1, 0).size}, which is no observation layout of "
+     "3 players and 1 deal(s); it fits 2 players at one deal (layout 0); pass the "
+     "num_players/num_deals it was trained for"),
+    (sb3_data(Layout.of(2, 1, 0).size, "GELU"), {}, "m.zip: activation 'GELU'; this "
+     "reader runs tanh, relu"),
+])
+def test_each_unreadable_sb3_archive_is_named(data, kwargs, message):
+    with pytest.raises(PolicyLoadError) as err:
+        sb3_metadata(data, sb3_state([4]), "m.zip", **kwargs)
+    assert str(err.value) == message
