@@ -222,8 +222,19 @@ class TournamentResult:
                                         int(tr.decisions[d, r])])
 
     def plot(self, path: str | Path) -> None:
-        """A PNG: win rates with their Wilson intervals, mean charges with their
-        intervals, and (several agents) the head-to-head matrix."""
+        """``tournament.png``: :meth:`figure` saved at 110 dpi."""
+        import matplotlib.pyplot as plt
+
+        fig = self.figure()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+    def figure(self):
+        """A matplotlib ``Figure``: win rates with their Wilson intervals, mean charges
+        with their intervals, and (several agents) the head-to-head matrix, agents in
+        ranking order. Close it with ``plt.close`` when done."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -272,10 +283,7 @@ class TournamentResult:
             fontsize=10,
         )
         fig.tight_layout()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        return fig
 
     def save(self, out_dir: str | Path) -> list[Path]:
         """Write ``summary.csv``, ``head_to_head.csv``, ``deals.csv``, ``results.json``,
