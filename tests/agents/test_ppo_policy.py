@@ -4,6 +4,7 @@ archive, and every refusal word for word."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -283,3 +284,132 @@ def test_each_unreadable_sb3_archive_is_named(data, kwargs, message):
     with pytest.raises(PolicyLoadError) as err:
         sb3_metadata(data, sb3_state([4]), "m.zip", **kwargs)
     assert str(err.value) == message
+
+
+# ---------------------------------------------------------------------- files
+def _zip(path, members: dict[str, bytes]):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _torch_bytes(obj) -> bytes:
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def test_each_unreadable_policy_file_is_named_with_what_is_wrong(tmp_path):
+    import torch
+
+    from agents.common.weights_file import save_weights_file
+    from agents.ppo import META_NAME, POLICY_FORMAT, read_policy
+
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [4], "vf": [4]},
+                         activation="tanh", features=["obs"])
+    sb3 = json.dumps(sb3_data(Layout.of(2, 1, 0).size)).encode()
+    cases = [
+        (tmp_path, f"{tmp_path} is a directory; pass a policy file (a run's policy.zip or "
+         "policy.pt)"),
+        (_zip(tmp_path / "a.zip", {"policy.pth": b""}), f"{tmp_path / 'a.zip'}: an archive "
+         f"with neither {META_NAME} nor SB3's data member, so its observation layout cannot "
+         "be checked"),
+        (_zip(tmp_path / "b.zip", {META_NAME: json.dumps(meta).encode()}),
+         f"{tmp_path / 'b.zip'}: the archive holds no policy.pth weights"),
+        (_zip(tmp_path / "c.zip", {"data": sb3, "policy.pth": _torch_bytes([1, 2])}),
+         f"{tmp_path / 'c.zip'}: the weights are not a state dict"),
+        (_zip(tmp_path / "d.zip", {META_NAME: json.dumps(meta).encode(),
+                                   "policy.pth": _torch_bytes([1, 2])}),
+         f"{tmp_path / 'd.zip'}: the weights are not a state dict"),
+        (save_weights_file({"format": "other"}, tmp_path / "e.pt"),
+         f"{tmp_path / 'e.pt'}: not a pis-yedili policy export"),
+        (save_weights_file({"format": POLICY_FORMAT, "meta": json.dumps({"format": 1}),
+                            "state_dict": {}}, tmp_path / "f.pt"),
+         f"{tmp_path / 'f.pt'}: not a pis-yedili PPO policy (no {POLICY_FORMAT} metadata)"),
+    ]
+    for path, message in cases:
+        with pytest.raises(PolicyLoadError) as err:
+            read_policy(path)
+        assert str(err.value) == message
+    with pytest.raises(PolicyLoadError) as err:
+        read_policy(_zip(tmp_path / "g.zip", {META_NAME: b"{not json"}))
+    assert str(err.value).startswith(f"{tmp_path / 'g.zip'}: corrupt policy archive (")
+    with pytest.raises(PolicyLoadError) as err:
+        read_policy(save_weights_file({"format": POLICY_FORMAT}, tmp_path / "h.pt"))
+    assert str(err.value) == f"{tmp_path / 'h.pt'}: corrupt policy export ('meta')"
+    # an SB3 archive's table follows num_players/num_deals, its source is the path
+    state = {"mlp_extractor.policy_net.0.weight": torch.zeros(4, 3)}
+    match = _zip(tmp_path / "m.zip", {"data": json.dumps(sb3_data(Layout.of(2, 4, 0).size))
+                                      .encode(), "policy.pth": _torch_bytes(state)})
+    got, arrays = read_policy(match, 2, 4)
+    assert (got["num_players"], got["num_deals"]) == (2, 4) and set(arrays) == set(state)
+    with pytest.raises(PolicyLoadError) as err:
+        read_policy(match)
+    assert str(err.value).startswith(f"{match}: an SB3 archive with observations of size")
+
+
+def test_each_table_a_policy_does_not_fit_is_named():
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [4], "vf": [4]},
+                         activation="tanh", features=["obs"], layout_version=0)
+    size = meta["layout_size"]
+    cases = [
+        ((meta, 2, 4), f"f.zip was trained on single deals (observation size {size}); this "
+         f"observation is of 4-deal matches (size {Layout.of(2, 4, 0).size}): a single-deal "
+         "network plays each deal of a match through its deal view (agents.make('ppo', ..., "
+         "num_deals=N))"),
+        (({**meta, "num_deals": 4, "layout_size": Layout.of(2, 4, 0).size}, 2, 2),
+         f"f.zip was trained for 4-deal matches (observation size {Layout.of(2, 4, 0).size}); "
+         f"this table plays 2 deal(s) (observation size {Layout.of(2, 2, 0).size}): seat it "
+         "at a 4-deal table (num_deals=4), or use a network trained on single deals, which "
+         "plays each deal of a match of any length"),
+        ((meta, 3, 4), f"f.zip was trained for 2 players and 1 deal(s) (observation size "
+         f"{size}); this table has 3 players and 4 deal(s) (observation size "
+         f"{Layout.of(3, 4, 0).size})"),
+        (({**meta, "layout_size": size + 1}, 2, 1), f"f.zip expects observations of size "
+         f"{size + 1}, but layout version 0 for 2 players has size {size}"),
+    ]
+    for (m, players, deals), message in cases:
+        with pytest.raises(PolicyLoadError) as err:
+            check_layout(m, players, deals, source="f.zip")
+        assert str(err.value) == message
+    check_layout(meta, 2, 1, source="f.zip", layout_version=0)
+    with pytest.raises(PolicyLoadError) as err:
+        check_layout(meta, 2, 1, source="f.zip", layout_version=1)
+    from pis_env.observation import layout_mismatch
+
+    assert str(err.value) == "f.zip: " + layout_mismatch(0, 1)
+
+
+def test_the_weights_must_fit_the_metadata_and_an_oracle_cannot_play():
+    policy, state = tiny_policy(["obs"])
+    meta = dict(policy.meta)
+    del meta["input_size"]  # older files: the size follows from the layout and features
+    assert NumpyPolicy(meta, state).input_size == Layout.of(2, 1, 0).size
+    assert all(w.dtype == np.float32 and b.dtype == np.float32
+               for w, b in NumpyPolicy(meta, state).layers)
+    with pytest.raises(PolicyLoadError) as err:
+        NumpyPolicy(meta, {k: v for k, v in state.items() if k != "action_net.bias"})
+    assert str(err.value) == "the weights lack 'action_net.bias'"
+    wide = {**state, "action_net.weight": np.zeros((NUM_ACTIONS + 1, 6)),
+            "action_net.bias": np.zeros(NUM_ACTIONS + 1)}
+    narrow = {**state, "mlp_extractor.policy_net.0.weight": np.zeros((6, 5))}
+    for weights, inputs, outputs in ((wide, meta["layout_size"], NUM_ACTIONS + 1),
+                                     (narrow, 5, NUM_ACTIONS)):
+        with pytest.raises(PolicyLoadError) as err:
+            NumpyPolicy(meta, weights)
+        assert str(err.value) == (f"the weights take {inputs} inputs and give {outputs} "
+                                  f"outputs; the metadata says {meta['layout_size']} and "
+                                  f"{NUM_ACTIONS}")
+    with pytest.raises(PolicyLoadError) as err:
+        NumpyPolicy({**meta, "oracle_actor": True}, state)
+    assert str(err.value) == (
+        "an oracle probe (train/ppo.py policy.oracle_actor=true): its actor reads the "
+        "opponents' hidden cards, which no table shows a bot, so it cannot play; it "
+        "measures what that information could buy in training")
