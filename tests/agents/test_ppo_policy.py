@@ -413,3 +413,106 @@ def test_the_weights_must_fit_the_metadata_and_an_oracle_cannot_play():
         "an oracle probe (train/ppo.py policy.oracle_actor=true): its actor reads the "
         "opponents' hidden cards, which no table shows a bot, so it cannot play; it "
         "measures what that information could buy in training")
+
+
+def test_the_defaults_one_deal_argmax_and_the_word_policy():
+    policy, state = tiny_policy(["obs"])
+    obs, mask = positions(1)[0]
+    assert policy.act(obs, mask) == int(np.argmax(np.where(mask, policy.logits(obs), -np.inf)))
+    meta = policy.meta
+    check_layout(meta, 2)  # one deal unless told
+    from agents.ppo import check_table
+
+    assert check_table(meta, 2, 1) is False and check_table(meta, 2, 4) is True
+    for call in (lambda: check_layout(meta, 3), lambda: check_table(meta, 3, 1)):
+        with pytest.raises(PolicyLoadError) as err:
+            call()
+        assert str(err.value).startswith("policy was trained for 2 players")
+
+
+def test_huge_logits_still_give_a_distribution():
+    policy, state = tiny_policy(["obs"])
+    policy.layers[-1] = (policy.layers[-1][0] * 1e3, policy.layers[-1][1] * 1e3)
+    obs, mask = positions(1, seed=5)[0]
+    assert np.abs(policy.logits(obs)).max() > 800  # exp() of these alone overflows
+    p = policy.probabilities(obs, mask)
+    assert np.isfinite(p).all() and p.sum() == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    assert mask[policy.act(obs, mask, deterministic=False, rng=rng)]
+
+
+def test_a_deeper_network_is_named_by_its_first_and_last_layer():
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [6, 5], "vf": [4]},
+                         activation="tanh", features=["obs"])
+    state = {"mlp_extractor.policy_net.0.weight": np.zeros((6, meta["input_size"])),
+             "mlp_extractor.policy_net.0.bias": np.zeros(6),
+             "mlp_extractor.policy_net.2.weight": np.zeros((5, 6)),
+             "mlp_extractor.policy_net.2.bias": np.zeros(5),
+             "action_net.weight": np.zeros((NUM_ACTIONS - 1, 5)),
+             "action_net.bias": np.zeros(NUM_ACTIONS - 1)}
+    with pytest.raises(PolicyLoadError) as err:
+        NumpyPolicy(meta, state)
+    assert str(err.value) == (f"the weights take {meta['input_size']} inputs and give "
+                              f"{NUM_ACTIONS - 1} outputs; the metadata says "
+                              f"{meta['input_size']} and {NUM_ACTIONS}")
+
+
+def _save_pt(meta, state, path):
+    import torch
+
+    from agents.common.weights_file import save_weights_file
+    from agents.ppo import POLICY_FORMAT
+
+    return save_weights_file({"format": POLICY_FORMAT, "meta": json.dumps(meta),
+                              "state_dict": {k: torch.as_tensor(v) for k, v in state.items()}},
+                             path)
+
+
+def test_an_event_log_network_plays_a_match_through_its_own_deal_view(tmp_path):
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [6], "vf": [6]},
+                         activation="tanh", features=["obs"], layout_version=1)
+    rng = np.random.default_rng(0)
+    state = {"mlp_extractor.policy_net.0.weight": rng.normal(size=(6, meta["input_size"])),
+             "mlp_extractor.policy_net.0.bias": np.zeros(6),
+             "action_net.weight": rng.normal(size=(NUM_ACTIONS, 6)),
+             "action_net.bias": np.zeros(NUM_ACTIONS)}
+    path = _save_pt(meta, state, tmp_path / "v1.pt")
+    single = agents.make("ppo", path=str(path))
+    assert single.deal_view is None  # a one-deal table: the observation as it is
+    bot = agents.make("ppo", path=str(path), num_deals=4)
+    match = Layout.of(2, 4, 1)
+    skipped = set(range(match.size)) - set(bot.deal_view.tolist())
+    match_only = {i for name in ("deal", "scores")
+                  for i in range(match.offsets[name].start, match.offsets[name].stop)}
+    assert skipped == match_only and len(bot.deal_view) == Layout.of(2, 1, 1).size
+    assert bot.observation_size == match.size
+    with pytest.raises(PolicyLoadError) as err:
+        agents.make("ppo", path=str(path), num_players=3)
+    assert str(err.value).startswith(f"{path} was trained for 2 players")
+
+
+def test_a_foreign_sb3_match_network_loads_at_the_table_it_is_given(tmp_path):
+    size = Layout.of(2, 4, 0).size
+    rng = np.random.default_rng(2)
+    state = {"mlp_extractor.policy_net.0.weight": rng.normal(size=(4, size)),
+             "mlp_extractor.policy_net.0.bias": np.zeros(4),
+             "action_net.weight": rng.normal(size=(NUM_ACTIONS, 4)),
+             "action_net.bias": np.zeros(NUM_ACTIONS)}
+    import torch
+
+    path = _zip(tmp_path / "sb3.zip", {
+        "data": json.dumps(sb3_data(size)).encode(),
+        "policy.pth": _torch_bytes({k: torch.as_tensor(v) for k, v in state.items()})})
+    assert load_policy(path, 2, 4).input_size == size
+    bot = agents.make("ppo", path=str(path), num_players=2, num_deals=4)
+    assert bot.num_deals == 4 and bot.deal_view is None
+
+
+def test_a_missing_policy_lists_the_shipped_ones():
+    from agents.ppo import read_policy
+
+    with pytest.raises(FileNotFoundError) as err:
+        read_policy("nowhere.zip")
+    shipped = sorted(p.stem for p in (ROOT / "models").glob("*.zip"))
+    assert str(err.value) == f"policy file not found: nowhere.zip (shipped policies: " \
+        f"{', '.join(shipped)})"
