@@ -132,6 +132,7 @@ def test_inputs_are_normalised_as_vecnormalize_does_then_clipped():
     want = np.clip((obs - mean) / np.sqrt(var + 1e-4), -3.0, 3.0)
     assert (want == 3.0).any() and (want == -3.0).any()  # both bounds are reached
     np.testing.assert_allclose(policy.inputs(obs, None), want, rtol=1e-5, atol=1e-5)
+    assert policy.inputs(obs, None).dtype == np.float32
     hidden = np.tanh(state["mlp_extractor.policy_net.0.weight"] @ want
                      + state["mlp_extractor.policy_net.0.bias"])
     logits = state["action_net.weight"] @ hidden + state["action_net.bias"]
@@ -516,3 +517,42 @@ def test_a_missing_policy_lists_the_shipped_ones():
     shipped = sorted(p.stem for p in (ROOT / "models").glob("*.zip"))
     assert str(err.value) == f"policy file not found: nowhere.zip (shipped policies: " \
         f"{', '.join(shipped)})"
+
+
+def test_a_damaged_archive_is_read_as_one_by_its_name_and_members(tmp_path):
+    from agents.ppo import read_policy
+
+    good = _zip(tmp_path / "x.zip", {"data": b"{}"})
+    raw = bytearray(good.read_bytes())
+    at = raw.find(b"PK\x01\x02")  # the central directory: the end record still reads
+    raw[at:at + 2] = b"XX"
+    for name, message in (("d.zip", "corrupt policy archive (Bad magic number for central "
+                                    "directory)"),
+                          ("d.pt", "corrupt or unreadable weights")):
+        (tmp_path / name).write_bytes(bytes(raw))
+        with pytest.raises(PolicyLoadError) as err:
+            read_policy(tmp_path / name)
+        assert str(err.value).startswith(f"{tmp_path / name}: {message}")
+    with pytest.raises(PolicyLoadError) as err:  # SB3's data alone is an archive too
+        read_policy(_zip(tmp_path / "only.pt", {"data": b"{}"}))
+    assert str(err.value) == f"{tmp_path / 'only.pt'}: the archive holds no policy.pth weights"
+    with pytest.raises(PolicyLoadError) as err:
+        check_metadata([])
+    assert str(err.value).startswith("policy: not a pis-yedili PPO policy")
+
+
+def test_a_size_two_tables_share_is_told_apart_by_the_players_given(tmp_path):
+    import torch
+
+    size = Layout.of(3, 1, 0).size
+    assert size == Layout.of(2, 3, 0).size  # 3 players at one deal, 2 at three
+    state = {"mlp_extractor.policy_net.0.weight": torch.zeros(4, size),
+             "mlp_extractor.policy_net.0.bias": torch.zeros(4),
+             "action_net.weight": torch.zeros(NUM_ACTIONS, 4),
+             "action_net.bias": torch.zeros(NUM_ACTIONS)}
+    path = _zip(tmp_path / "p.zip", {"data": json.dumps(sb3_data(size)).encode(),
+                                     "policy.pth": _torch_bytes(state)})
+    from agents.ppo import read_policy
+
+    assert read_policy(path, 3, 3)[0]["num_deals"] == 1  # a deal-level 3-player network
+    assert load_policy(path, 2, 3).meta["num_deals"] == 3
