@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.tournament.deals import agent_seed, deal_setup, env_seed
+from agents.tournament.deals import agent_seed, env_seed
 from agents.tournament.matches import build_seat, match_setup, play_match
 from agents.tournament.results import TournamentResult
 from agents.tournament.worker import seat_observation
@@ -34,29 +34,20 @@ def record_games(result: TournamentResult, count: int, out_dir: str | Path) -> l
         labels = result.table_results[t].seating[r]
         players = [build_seat(result.specs[labels[s]], n, agent_seed(seed, d, r, s), num_deals)
                    for s in range(n)]
-        if num_deals > 1:
-            decks, dealer = match_setup(seed, d, n, num_deals)
+        # a deal is a one-deal match: one path, every seat shown its own layout version
+        decks, dealer = match_setup(seed, d, n, num_deals)
+        versions = [getattr(p, "layout_version", env.layout_version) for p in players]
 
-            versions = [getattr(p, "layout_version", env.layout_version) for p in players]
+        def move(s: int, _deal: int, players=players, versions=versions) -> None:
+            env.step(players[s].act(seat_observation(env, s, versions[s], encoders)))
 
-            def move(s: int, _deal: int, players=players, versions=versions) -> None:
-                env.step(players[s].act(seat_observation(env, s, versions[s], encoders)))
-
-            charges: list[int] | None = play_match(env, players, decks, dealer,
-                                                   env_seed(seed, d), move)[0]
-        else:
-            deck, dealer = deal_setup(seed, d, n)
-            env.reset(seed=env_seed(seed, d), options={"deck": deck, "dealer": dealer})
-            while not env.game.deal_over:
-                s = env.game.current
-                env.step(players[s].act(env.observe(env.possible_agents[s])))
-            charges = env.game.charges
+        charges = play_match(env, players, decks, dealer, env_seed(seed, d), move)[0]
         if charges != result.table_results[t].charges[d, r].tolist():
             raise RuntimeError(f"table {t}, deal {d}, rotation {r} played differently when "
                                "recorded: a bot does not play the same from the same seed")
         name = f"table{t}-deal{d}-rotation{r}.json"
         (out / name).write_text(env.export_history())
         index.append({"file": name, "table": t, "deal": d, "rotation": r,
-                      "seats": list(labels), "charges": list(charges or ())})
+                      "seats": list(labels), "charges": list(charges)})
     (out / "index.json").write_text(json.dumps(index, indent=1))
     return [out / g["file"] for g in index]

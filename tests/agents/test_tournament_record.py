@@ -85,3 +85,16 @@ def test_a_game_that_does_not_replay_names_itself(tmp_path):
         record_games(result, 4, tmp_path)
     assert str(err.value) == ("table 0, deal 1, rotation 1 played differently when "
                               "recorded: a bot does not play the same from the same seed")
+
+
+def test_a_recorded_deal_shows_each_bot_its_own_layout_too(tmp_path):
+    """One path for deals and matches: an event-log bot at a one-deal table was shown the
+    table's v0 observation when its game was recorded, and the record failed."""
+    result = run_tournament([EventLogReader, "greedy"], deals=2, seed=3, workers=1,
+                            progress=False)
+    paths = record_games(result, 4, tmp_path)
+    for path, (d, r) in zip(paths, [(d, r) for d in range(2) for r in range(2)],
+                            strict=True):
+        env = raw_env.from_history(path.read_text())
+        assert env.game.deal_over and env.game.charges == \
+            result.table_results[0].charges[d, r].tolist()
