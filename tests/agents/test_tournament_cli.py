@@ -131,3 +131,7 @@ def test_recorded_games_are_counted_and_a_failed_record_is_exit_2(tmp_path, monk
     monkeypatch.setattr(cli, "record_games", broken)
     assert cli.main(argv) == 2
     assert capsys.readouterr().err == f"{PROG}: error: --record: no replay\n"
+
+
+def test_the_results_go_to_runs_tournament_unless_told():
+    assert cli.build_parser().parse_args([]).out == "runs/tournament"

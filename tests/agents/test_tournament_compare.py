@@ -34,7 +34,9 @@ def test_compare_refuses_files_with_nothing_in_common(tmp_path, capsys):
     assert err.startswith("python -m agents.tournament compare: error: no (deal, rotation)")
     (tmp_path / "x.csv").write_text("a,b\n1,2\n")
     assert main(["compare", a, str(tmp_path / "x.csv"), "--prefix", "ppo"]) == 2
-    assert "not a tournament deals.csv" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"python -m agents.tournament compare: error: {tmp_path / 'x.csv'}: not a tournament "
+        "deals.csv (no column agent, deal, rotation, winner)\n")
 
 
 def test_a_win_is_shared_within_its_own_table_and_a_game_without_winner_counts_0(tmp_path):
