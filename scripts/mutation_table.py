@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "scripts" / "mutation_equivalents.yaml"
 #: ``agents.tournament.stats.x_mean_ci__mutmut_4: survived``
 LINE = re.compile(r"^\s*([\w.]+)\.x[ǁ_]?(.+?)__mutmut_(\d+): (.+)$")
-KILLED = {"killed", "timeout", "caught by type check"}
+#: A mutant whose tests crash (a segfault) was caught as surely as one they fail.
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 
 
 def parse(text: str) -> dict[str, tuple[str, str]]:

@@ -98,3 +98,14 @@ def test_a_recorded_deal_shows_each_bot_its_own_layout_too(tmp_path):
         env = raw_env.from_history(path.read_text())
         assert env.game.deal_over and env.game.charges == \
             result.table_results[0].charges[d, r].tolist()
+
+
+def test_matches_that_reshuffle_are_recorded_from_their_env_seed(tmp_path):
+    from pis_env import Rules
+
+    result = run_tournament(["random", "random"], deals=6, seed=3, workers=1, progress=False,
+                            rules=Rules(num_deals=2, empty_stock="reshuffle"))
+    paths = record_games(result, 12, tmp_path)  # a reshuffle drawn otherwise fails here
+    reshuffled = sum(len(deal["reshuffles"]) for p in paths
+                     for deal in json.loads(p.read_text())["deals"])
+    assert len(paths) == 12 and reshuffled > 0
