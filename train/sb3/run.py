@@ -570,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "snapshots of itself.",
         epilog="Overrides are key=value (YAML values), e.g. total_timesteps=200000 "
                "ppo.learning_rate=1e-4 num_players=4 rules.draw_rule=one "
-               "rules=configs/rules/x.yaml league.opponents='{heuristic: 0.5, self: 0.5}' "
+               "rules=configs/rules/quick_draw.yaml league.opponents='{heuristic: 0.5, self: 0.5}' "
                "seed=1 run_dir=runs/mine. --help-config lists every key.",
     )
     config_mod.add_arguments(parser, DEFAULT_CONFIG)
