@@ -98,6 +98,16 @@ def test_the_head_to_head_panel_is_the_matrix_in_ranking_order(three):
         plt.close(fig)
 
 
+def test_two_agents_have_the_head_to_head_panel():
+    two = run_tournament(["greedy", "random"], num_players=2, deals=2, seed=0, workers=1,
+                         progress=False)
+    fig = two.figure()
+    try:
+        assert len(fig.axes) == 4 and fig.axes[2].images
+    finally:
+        plt.close(fig)
+
+
 def test_one_agent_has_no_head_to_head_and_a_match_its_own_words(tmp_path):
     from pis_env import Rules
 
@@ -113,7 +123,7 @@ def test_one_agent_has_no_head_to_head_and_a_match_its_own_words(tmp_path):
         assert tuple(fig.get_size_inches()) == pytest.approx((5.2 * 2, 4.4))
     finally:
         plt.close(fig)
-    path = tmp_path / "deep" / "t.png"
+    path = tmp_path / "deep" / "er" / "t.png"
     alone.plot(path)
     from PIL import Image
 

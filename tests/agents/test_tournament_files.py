@@ -168,3 +168,35 @@ def test_an_instance_is_copied_whole_for_every_seat():
                          progress=False)
     assert bot.seen == []  # the instance given is never played, only its copies
     assert res.table_results[0].decisions.sum() > 0
+
+
+def test_the_head_to_head_block_of_the_report(result):
+    lines = result.table().splitlines()
+    at = lines.index("Head-to-head: row's deal win rate against column [95% Wilson interval]")
+    assert lines[at - 1] == ""
+    order = [s.label for s in result.ranking()]
+    header, rows = lines[at + 1], lines[at + 2:at + 2 + len(order)]
+    assert header.split() == order and header.startswith(" ")
+    for label, row in zip(order, rows, strict=True):
+        assert row.startswith(label)
+        cells = re.findall(r"-|\d+\.\d% \[\d+\.\d, \d+\.\d\]", row[len(label):])
+        want = []
+        for other in order:
+            h = result.head_to_head[label].get(other)
+            want.append("-" if other == label or h is None or not h.games else
+                        f"{100 * h.rate:.1f}% [{100 * h.low:.1f}, {100 * h.high:.1f}]")
+        assert cells == want
+        # every cell right-aligned under its column's label
+        for other, cell in zip(order, want, strict=True):
+            assert row.index(cell, len(label)) + len(cell) <= header.index(other) + len(other)
+    three = run_tournament(["random", "greedy"], num_players=3, deals=1, seed=0, workers=1,
+                           progress=False)
+    assert ("Head-to-head: row's share of deals charged less against column [95% Wilson "
+            "interval]") in three.table().splitlines()
+    match = run_tournament(["random", "greedy"], num_players=3, deals=1, seed=0, workers=1,
+                           progress=False, rules=Rules(num_players=3, num_deals=2))
+    assert ("Head-to-head: row's share of matches charged less against column [95% Wilson "
+            "interval]") in match.table().splitlines()
+    alone = run_tournament(["random"], num_players=2, deals=1, seed=0, workers=1,
+                           progress=False)
+    assert not any(line.startswith("Head-to-head") for line in alone.table().splitlines())
