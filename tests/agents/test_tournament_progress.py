@@ -88,3 +88,16 @@ def test_a_stream_that_cannot_say_is_not_a_terminal():
     assert P._isatty(io.StringIO()) is False
     assert P._isatty(closed) is False          # ValueError on a closed file
     assert P._isatty(object()) is False        # no isatty at all
+
+
+def test_a_line_as_often_as_asked(clock):
+    log = Log()
+    bar = P.LineProgress(3, every=0.0, file=log)
+    assert bar.every == 0.0
+    for _ in range(3):
+        clock[0] += 1.0
+        bar.update()
+    bar.close()
+    assert log.getvalue().splitlines() == ["tournament: 1/3 deals (33%), 1.0 s",
+                                           "tournament: 2/3 deals (67%), 2.0 s",
+                                           "tournament: 3/3 deals (100%), 3.0 s"]
