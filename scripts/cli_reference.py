@@ -14,9 +14,8 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "cli.md"
@@ -39,25 +38,12 @@ The installed commands and their options, as `--help` prints them (`pis-train` i
 """
 
 
-@contextmanager
-def _columns(width: int) -> Iterator[None]:
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = str(width)
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = old
-
-
 def help_text(command: str, factory: str) -> str:
     """``command --help``, wrapped at ``WIDTH`` whatever the terminal."""
     module, function = factory.split(":")
     parser: argparse.ArgumentParser = getattr(importlib.import_module(module), function)()
     parser.prog = command
-    with _columns(WIDTH):
+    with mock.patch.dict(os.environ, {"COLUMNS": str(WIDTH)}):
         return parser.format_help()
 
 
