@@ -109,3 +109,22 @@ def test_matches_that_reshuffle_are_recorded_from_their_env_seed(tmp_path):
     reshuffled = sum(len(deal["reshuffles"]) for p in paths
                      for deal in json.loads(p.read_text())["deals"])
     assert len(paths) == 12 and reshuffled > 0
+
+
+class Bare:
+    """A bot with nothing but ``act``: no ``layout_version``, so the table's own layout."""
+
+    def __init__(self, num_players: int = 2, seed: int | None = None):
+        pass
+
+    def act(self, observation):
+        import numpy as np
+
+        assert observation["observation"].shape == (raw_env().observation_space(
+            "player_0")["observation"].shape[0],)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_a_bot_without_a_layout_version_is_recorded_at_the_tables_own(tmp_path):
+    result = run_tournament([Bare, "greedy"], deals=1, seed=2, workers=1, progress=False)
+    assert len(record_games(result, 2, tmp_path)) == 2
