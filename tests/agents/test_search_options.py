@@ -1,0 +1,201 @@
+"""The search bot's options, word for word: what each refusal says, the rules its
+rollouts play by, what it reports after a decision, the fallback, what it knows of its
+opponents across ``reset``, and the torch threads of network rollouts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make
+from agents.mc import DEFAULT_HORIZON
+from agents.search import DEFAULT_ROLLOUTS, SearchAgent, _torch_threads
+from pis_env import pis_yedili_v1, raw_env
+from pis_env.observation import Layout
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rollouts": 0}, "rollouts=0: must be an int >= 1"),
+    ({"rollouts": True}, "rollouts=True: must be an int >= 1"),
+    ({"rollouts": 2.0}, "rollouts=2.0: must be an int >= 1"),
+    ({"determinize": "oracle"}, "determinize='oracle': one of belief, hints, uniform, particles"),
+    ({"rollout_policy": "oracle"},
+     "rollout_policy='oracle': one of heuristic, network, mixed, types"),
+    ({"belief_path": "x.pt", "determinize": "uniform"},
+     "belief_path is the learned belief of determinize='belief'; determinize='uniform' "
+     "does not read it"),
+    ({"fallback": "coin"}, "fallback='coin': one of heuristic, mean"),
+    ({"rollout_policy": "types", "determinize": "belief"},
+     "rollout_policy='types' plays the particle filter's types: determinize='particles', "
+     "not 'belief'"),
+    ({"rollout_policy": "types", "rollout_path": "x.zip"},
+     "rollout_path is the network of rollout_policy='network' or 'mixed'; the heuristic "
+     "rollouts take no policy file"),
+    ({"determinize": "uniform", "particles": 4}, "particles: options of determinize='particles'"),
+    ({"determinize": "hints", "particles": 4, "moves": 3, "opponent_model": "heuristic"},
+     "particles, moves, opponent_model: options of determinize='particles'"),
+    ({"rollout_policy": "network", "rollout_path": "no/such.zip"},
+     "rollout_path='no/such.zip': no such policy file (the shipped rollout networks are "
+     "models/ppo_2p.zip and models/ppo_4p.zip; pass rollout_path= for another table size)"),
+])
+def test_every_refusal_says_what_is_wrong(kwargs, message):
+    with pytest.raises(ValueError) as err:
+        SearchAgent(num_players=2, **kwargs)
+    assert str(err.value) == message
+
+
+def test_a_network_for_another_table_size_is_refused_with_the_reason():
+    with pytest.raises(ValueError) as err:
+        SearchAgent(num_players=2, rollout_policy="network", rollout_path="models/ppo_4p.zip")
+    assert str(err.value).startswith("rollout_path='models/ppo_4p.zip' cannot play this "
+                                     "table's rollouts: ")
+
+
+def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
+    bot = SearchAgent(num_players=3, num_deals=4, seed=1, determinize="uniform",
+                      seven_penalty="double", confidence=2, win_bonus=50, match_aware=0)
+    rules = bot._search_rules
+    assert (rules.num_deals, rules.max_turns, rules.illegal_action, rules.reward) == (
+        1, None, "raise", "points")
+    assert (rules.num_players, rules.seven_penalty) == (3, "double")  # the table's variant
+    assert bot.rules.num_deals == 4
+    assert (bot.confidence, bot.win_bonus, bot.match_aware) == (2.0, 50.0, False)
+    assert isinstance(bot.confidence, float) and isinstance(bot.win_bonus, float)
+    assert bot.rollouts == DEFAULT_ROLLOUTS and bot.fallback == "heuristic"
+    # a reshuffled stock can go on for ever: its rollouts stop at a horizon
+    assert SearchAgent(empty_stock="reshuffle")._search_rules.max_turns == DEFAULT_HORIZON
+    assert SearchAgent(empty_stock="reshuffle", horizon=30)._search_rules.max_turns == 30
+    assert SearchAgent(horizon=30)._search_rules.max_turns == 30
+
+
+def test_the_particle_search_asks_for_the_event_log_and_reads_the_plain_table_too():
+    particles = SearchAgent(num_players=3, seed=0)
+    assert particles.layout_version == 1 and particles.filter is not None
+    assert particles._readable_sizes[Layout.of(3, 1, 0).size] == 0
+    assert particles._readable_sizes[Layout.of(3, 1, 1).size] == 1
+    assert particles.tracker is particles.filter.tracker
+    uniform = SearchAgent(num_players=3, seed=0, determinize="uniform")
+    assert uniform.layout_version == 0 and uniform.filter is None
+    assert uniform.carry_posterior is False
+    assert SearchAgent(carry_posterior=1).carry_posterior is True
+
+
+def test_repr_names_the_options_that_make_the_bot():
+    assert repr(SearchAgent(num_players=4, seed=9, rollouts=64, determinize="hints")) == (
+        "SearchAgent(num_players=4, rollouts=64, determinize='hints', "
+        "rollout_policy='heuristic', seed=9)")
+
+
+def _first_positions(n: int = 2, seed: int = 5, version: int = 0):
+    """The observations of seat 0 in one heuristic deal: (searched, forced) lists."""
+    env = pis_yedili_v1.raw_env(num_players=n) if version else raw_env(num_players=n)
+    env.reset(seed=seed)
+    bot = make("heuristic", num_players=n)
+    searched, forced = [], []
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "player_0":
+            (searched if obs["action_mask"].sum() > 1 else forced).append(obs)
+        env.step(bot.act(obs))
+    return searched, forced
+
+
+def test_a_forced_move_is_played_without_rollouts_and_clears_the_last_report():
+    searched, forced = _first_positions()
+    assert searched and forced
+    bot = SearchAgent(num_players=2, seed=0, rollouts=16, determinize="uniform")
+    bot.advise(searched[0])
+    assert bot.last_rollouts == 16 // len(bot.last_values) * len(bot.last_values) > 0
+    assert set(bot.last_values) == set(np.flatnonzero(searched[0]["action_mask"]).tolist())
+    only = int(np.flatnonzero(forced[0]["action_mask"])[0])
+    assert bot.advise(forced[0]) == only
+    assert (bot.last_rollouts, bot.last_values) == (0, {})
+
+
+def test_an_observation_with_nothing_legal_is_refused():
+    searched, _ = _first_positions()
+    obs = dict(searched[0], action_mask=np.zeros_like(searched[0]["action_mask"]))
+    with pytest.raises(ValueError) as err:
+        SearchAgent(num_players=2, determinize="uniform").act(obs)
+    assert str(err.value) == ("no legal action in this observation: it is not this agent's "
+                              "turn")
+
+
+def test_the_mean_fallback_plays_the_best_mean_score():
+    """``fallback="mean"`` favours no move: at every searched decision the action is the
+    argmax of the values it reports (the heuristic fallback keeps the heuristic's move at
+    some of them, which is how the two tell apart)."""
+    searched, _ = _first_positions(seed=7)
+    mean = SearchAgent(num_players=2, seed=0, rollouts=64, determinize="uniform",
+                       fallback="mean")
+    kept = SearchAgent(num_players=2, seed=0, rollouts=64, determinize="uniform")
+    differ = 0
+    for obs in searched:
+        action = mean.advise(obs)
+        best = max(mean.last_values.values())
+        assert mean.last_values[action] == best
+        differ += kept.advise(obs) != action
+    assert differ  # the heuristic's move is kept at least once
+
+
+def test_what_it_knows_of_the_opponent_stays_across_a_reset_unless_they_changed():
+    searched, _ = _first_positions(version=1)
+    bot = SearchAgent(num_players=2, seed=0, rollouts=8, particles=16)
+    prior = bot.opponent_prior()
+    for obs in searched:
+        bot.act(obs)
+    learnt = bot.opponent_prior()
+    assert not np.allclose(learnt, prior)
+    bot.reset(seed=1)
+    np.testing.assert_allclose(bot.opponent_prior(), learnt)
+    bot.reset(seed=1, opponents_changed=True)
+    np.testing.assert_allclose(bot.opponent_prior(), prior)
+    bot.set_opponent_prior(learnt)
+    np.testing.assert_allclose(bot.opponent_prior(), learnt)
+    bot.set_opponent_prior(None)  # nothing known: nothing changes
+    np.testing.assert_allclose(bot.opponent_prior(), learnt)
+    bot.forget_opponents()
+    np.testing.assert_allclose(bot.opponent_prior(), prior)
+    plain = SearchAgent(num_players=2, determinize="uniform")
+    assert plain.opponent_prior() is None
+    plain.set_opponent_prior(learnt)
+    plain.forget_opponents()
+    plain.reset(seed=3, opponents_changed=True)  # no filter: nothing to forget
+
+
+def test_network_rollouts_run_torch_on_one_thread_and_give_the_others_back():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        with _torch_threads(1):
+            seen.append(torch.get_num_threads())
+        assert seen == [1] and torch.get_num_threads() == 2
+        with _torch_threads(None):  # heuristic rollouts: torch is left alone
+            seen.append(torch.get_num_threads())
+        assert seen == [1, 2]
+        torch.set_num_threads(1)
+        with _torch_threads(1):
+            torch.set_num_threads(3)  # already one thread: nothing to give back
+        assert torch.get_num_threads() == 3
+        torch.set_num_threads(2)
+        searched, _ = _first_positions()
+        bot = SearchAgent(num_players=2, seed=0, rollouts=8, determinize="uniform",
+                          rollout_policy="network")
+        inner = bot._network
+
+        def network(obs, masks):
+            seen.append(torch.get_num_threads())
+            return inner(obs, masks)
+
+        bot._network = network
+        bot.advise(searched[0])
+        assert set(seen[2:]) == {1} and len(seen) > 2
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
