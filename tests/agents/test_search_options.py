@@ -199,3 +199,25 @@ def test_network_rollouts_run_torch_on_one_thread_and_give_the_others_back():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("determinize", ["uniform", "particles"])
+def test_a_reset_with_a_seed_plays_as_a_new_bot_of_that_seed(determinize):
+    """The seed reaches both the determinizations' generator and the particle filter's."""
+    searched, _ = _first_positions(version=determinize == "particles")
+    options = {"num_players": 2, "rollouts": 16, "determinize": determinize}
+    if determinize == "particles":
+        options["particles"] = 16
+    used = SearchAgent(seed=5, **options)
+    for obs in searched[:3]:
+        used.act(obs)
+    used.reset(seed=1, opponents_changed=True)
+    fresh = SearchAgent(seed=1, **options)
+    for obs in searched[:3]:
+        assert used.act(obs) == fresh.act(obs)
+        assert used.last_values == fresh.last_values
+    # and the seed matters: another one deals other worlds at the first decision
+    other, again = SearchAgent(seed=2, **options), SearchAgent(seed=1, **options)
+    other.act(searched[0])
+    again.act(searched[0])
+    assert other.last_values != again.last_values
