@@ -221,3 +221,34 @@ def test_a_reset_with_a_seed_plays_as_a_new_bot_of_that_seed(determinize):
     other.act(searched[0])
     again.act(searched[0])
     assert other.last_values != again.last_values
+
+
+def test_type_rollouts_refuse_what_they_cannot_play(monkeypatch):
+    """Worlds' types handed to rollouts built without type policies, or type rollouts
+    with a network at the searching seat: both are refused, word for word."""
+    from agents.search import BatchedRollouts
+
+    calls = []
+    run = BatchedRollouts.run
+
+    def spy(self, *args):
+        calls.append(args)
+        return run(self, *args)
+
+    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    searched, _ = _first_positions(version=1)
+    bot = SearchAgent(num_players=2, seed=1, rollouts=16, particles=16,
+                      rollout_policy="types")
+    bot.advise(searched[0])
+    template, hands, stocks, actions, seeds, kinds = calls[0]
+    assert kinds is not None
+    plain = BatchedRollouts(bot._search_rules, bot.table.params)
+    with pytest.raises(ValueError) as err:
+        plain.run(template, hands, stocks, actions, seeds, kinds)
+    assert str(err.value) == "kinds given to rollouts built without type policies"
+    both = BatchedRollouts(bot._search_rules, bot.table.params,
+                           network=lambda obs, masks: None, types=bot._types)
+    with pytest.raises(ValueError) as err:
+        both.run(template, hands, stocks, actions, seeds, kinds)
+    assert str(err.value) == ("type rollouts play the heuristic at the searching seat; a "
+                              "rollout network does not combine with them")
