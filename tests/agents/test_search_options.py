@@ -166,39 +166,46 @@ def test_what_it_knows_of_the_opponent_stays_across_a_reset_unless_they_changed(
     plain.reset(seed=3, opponents_changed=True)  # no filter: nothing to forget
 
 
-def test_network_rollouts_run_torch_on_one_thread_and_give_the_others_back():
+def test_network_rollouts_run_torch_on_one_thread_and_give_the_others_back(monkeypatch):
+    """Torch's thread count is faked (a counter in place of ``set_num_threads``), so the
+    real thread pool never changes: a pool resized in a process that forks (the mutation
+    tool forks per mutant) deadlocks its children."""
     import torch
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        seen = []
-        with _torch_threads(1):
-            seen.append(torch.get_num_threads())
-        assert seen == [1] and torch.get_num_threads() == 2
-        with _torch_threads(None):  # heuristic rollouts: torch is left alone
-            seen.append(torch.get_num_threads())
-        assert seen == [1, 2]
-        torch.set_num_threads(1)
-        with _torch_threads(1):
-            torch.set_num_threads(3)  # already one thread: nothing to give back
-        assert torch.get_num_threads() == 3
-        torch.set_num_threads(2)
-        searched, _ = _first_positions()
-        bot = SearchAgent(num_players=2, seed=0, rollouts=8, determinize="uniform",
-                          rollout_policy="network")
-        inner = bot._network
+    threads = [2]
+    calls = []
 
-        def network(obs, masks):
-            seen.append(torch.get_num_threads())
-            return inner(obs, masks)
+    def set_num_threads(n):
+        calls.append(n)
+        threads[0] = n
 
-        bot._network = network
-        bot.advise(searched[0])
-        assert set(seen[2:]) == {1} and len(seen) > 2
-        assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads[0])
+    monkeypatch.setattr(torch, "set_num_threads", set_num_threads)
+    seen = []
+    with _torch_threads(1):
+        seen.append(threads[0])
+    assert seen == [1] and threads == [2] and calls == [1, 2]
+    with _torch_threads(None):  # heuristic rollouts: torch is left alone
+        seen.append(threads[0])
+    assert seen == [1, 2] and calls == [1, 2]
+    threads[0] = 1
+    with _torch_threads(1):  # already one thread: nothing to set, nothing to give back
+        pass
+    assert threads == [1] and calls == [1, 2]
+    threads[0] = 2
+    searched, _ = _first_positions()
+    bot = SearchAgent(num_players=2, seed=0, rollouts=8, determinize="uniform",
+                      rollout_policy="network")
+    inner = bot._network
+
+    def network(obs, masks):
+        seen.append(threads[0])
+        return inner(obs, masks)
+
+    bot._network = network
+    bot.advise(searched[0])
+    assert set(seen[2:]) == {1} and len(seen) > 2
+    assert threads == [2]
 
 
 @pytest.mark.parametrize("determinize", ["uniform", "particles"])
