@@ -259,3 +259,124 @@ def test_type_rollouts_refuse_what_they_cannot_play(monkeypatch):
         both.run(template, hands, stocks, actions, seeds, kinds)
     assert str(err.value) == ("type rollouts play the heuristic at the searching seat; a "
                               "rollout network does not combine with them")
+
+
+def _decoded_with_a_hint():
+    """A decoded observation of seat 0 in which the opponent drew on a suit."""
+    from pis_env import decode_observation
+
+    for seed in range(40):
+        searched, _ = _first_positions(seed=seed)
+        for obs in searched:
+            decoded = decode_observation(obs["observation"], 2)
+            if np.any(decoded["drew_on_suit"]):
+                return obs, decoded
+    raise AssertionError("no position with a drew-on-suit hint")
+
+
+def test_the_belief_each_mode_deals_from():
+    from agents.belief.tracker import hint_belief, uniform_belief
+
+    obs, decoded = _decoded_with_a_hint()
+    hints = SearchAgent(determinize="hints").belief(decoded)
+    uniform = SearchAgent(determinize="uniform").belief(decoded)
+    np.testing.assert_allclose(hints, hint_belief(decoded, weight=0.15))
+    np.testing.assert_allclose(uniform, uniform_belief(decoded))
+    assert not np.allclose(hints, uniform)  # the hint moves probability
+    particles = SearchAgent(num_players=2, seed=0, particles=32)
+    particles.act(obs)  # the filter has seen this position
+    np.testing.assert_allclose(particles.belief(decoded), particles.filter.belief(decoded))
+
+
+def test_the_rollouts_heuristic_plays_by_the_searchs_rules_and_weights():
+    from agents.heuristic import Params
+
+    searched, _ = _first_positions(n=4, seed=2)
+    weights = Params(shed=-3.0, draw_cost=-20.0, jack_keep=-40.0)
+    bot = SearchAgent(num_players=4, seed=0, rollouts=32, determinize="uniform",
+                      params=weights, seven_penalty="double")
+    bot.advise(searched[0])
+    (game, policy), = bot._engine._games.values()
+    assert policy.rules == bot._search_rules and policy.rules.num_players == 4
+    from agents.heuristic.batched import params_vector
+
+    np.testing.assert_array_equal(policy.params, params_vector(weights))
+    assert bot._engine.params == weights
+    # the weights change what the rollouts play, so what the search estimates
+    plain = SearchAgent(num_players=4, seed=0, rollouts=32, determinize="uniform",
+                        seven_penalty="double")
+    plain.advise(searched[0])
+    assert plain.last_values != bot.last_values
+
+
+def _midgame(rules, size: int = 24):
+    """A batched game in which some rows are over and others wait for either seat."""
+    from agents.heuristic.batched import HeuristicPolicy
+    from pis_env.batched import BatchedGame
+    from pis_env.batched import kernels as K
+
+    game = BatchedGame(size, rules, seed=3)
+    policy = HeuristicPolicy(size, rules)
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        st = game.st
+        live = st[:, K.LEGAL] != 0
+        over = ~live
+        if over.sum() >= 3 and (live & (st[:, K.CUR] == 0)).any() and \
+                (live & (st[:, K.CUR] == 1)).any():
+            return game, policy
+        acts = policy.from_game(game).copy()
+        # some rows draw where they may, so that deals end at different times
+        lucky = live & (rng.random(size) < 0.3)
+        for row in np.flatnonzero(lucky):
+            legal = [a for a in range(58) if (int(st[row, K.LEGAL]) >> a) & 1]
+            acts[row] = legal[rng.integers(len(legal))]
+        game.step(acts, write_obs=False)
+    raise AssertionError("no game with rows over and rows at both seats")
+
+
+def test_network_rollout_moves_go_to_the_rows_of_the_seats_it_plays():
+    """``network_seats="all"`` (the default): the network answers for every live row, a
+    finished row gets -1; ``"searcher"``: only the live rows of seat 0, the heuristic
+    answers for the others. Every answer reaches the row it was asked for."""
+    from agents.heuristic import DEFAULT_PARAMS
+    from agents.search import BatchedRollouts
+    from pis_env import Rules
+    from pis_env.batched import kernels as K
+
+    rules = Rules(num_players=2)
+    game, policy = _midgame(rules)
+    st = game.st
+    live = st[:, K.LEGAL] != 0
+    asked = []
+
+    def network(obs, masks):
+        asked.append((obs.copy(), masks.copy()))
+        return np.array([int(np.flatnonzero(m)[-1]) for m in masks])  # highest legal
+
+    def highest(rows):
+        return [int(np.flatnonzero(game.action_masks(games=[r])[0])[-1]) for r in rows]
+
+    heuristic = policy.from_game(game).copy()
+    acts = BatchedRollouts(rules, DEFAULT_PARAMS, network)._network_moves(policy)(game)
+    rows = np.flatnonzero(live)
+    assert acts.dtype == np.int64
+    np.testing.assert_array_equal(asked[0][0], game.observe(games=rows))
+    assert acts[~live].tolist() == [-1] * int((~live).sum())
+    assert acts[rows].tolist() == highest(rows)
+    asked.clear()
+    acts = BatchedRollouts(rules, DEFAULT_PARAMS, network,
+                           network_seats="searcher")._network_moves(policy)(game)
+    mine = np.flatnonzero(live & (st[:, K.CUR] == 0))
+    np.testing.assert_array_equal(asked[0][0], game.observe(games=mine))
+    assert acts[mine].tolist() == highest(mine)
+    others = np.setdiff1d(np.arange(len(acts)), mine)
+    assert acts[others].tolist() == heuristic[others].tolist()
+    assert heuristic[mine].tolist() != highest(mine)  # the two players differ there
+
+
+def test_a_rollout_network_is_named_after_its_file():
+    from agents.search import rollout_network
+
+    network = rollout_network("models/ppo_2p.zip", 2)
+    assert network.name == "ppo:models/ppo_2p.zip" and network.deterministic
