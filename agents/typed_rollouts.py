@@ -100,10 +100,31 @@ def type_kind(model) -> tuple[int, float, str | None]:
     return HEURISTIC, 0.0, None
 
 
+def row_uniforms(rng: np.ndarray, u: np.ndarray, v: np.ndarray):
+    """Two uniforms per row from each row's own stream (``BatchedGame.rng``), into ``u``
+    and ``v`` (new buffers when the batch size changed). Why the rows' streams: the rows
+    of one world after different actions start from the world's seed, so their epsilon
+    moves draw the same numbers at the same move (common random numbers); one shared
+    generator gave each row other numbers, and the actions' paired differences that
+    noise."""
+    if u.shape[0] != rng.shape[0]:
+        u, v = np.empty(rng.shape[0]), np.empty(rng.shape[0])
+    _row_uniforms(rng, u, v)
+    return u, v
+
+
+@njit(cache=True)
+def _row_uniforms(rng, u, v):
+    for b in range(u.shape[0]):
+        u[b] = K.rand_unit(rng, b)
+        v[b] = K.rand_unit(rng, b)
+
+
 class TypePolicies:
     """The batched players of an opponent model's types in a rollout (see the module
     docstring). ``types``: the filter's ``types`` (each with its ``bot``); ``rules``: the
-    rollouts' rules; ``seed``: the epsilon moves' generator."""
+    rollouts' rules; ``seed``: the network types' (their argmax needs none). The epsilon
+    moves draw from each row's own stream (:func:`row_uniforms`)."""
 
     def __init__(self, types, rules, seed: int | None = None):
         kinds = [type_kind(m) for m in types]
@@ -113,10 +134,10 @@ class TypePolicies:
         #: Whether a torch network plays some type (the caller pins torch to one thread).
         self.networks = bool(self.network_of)
         self.rules = rules
-        self.rng = np.random.default_rng(seed)
         self.seed = seed
         self._networks: dict[str, object] = {}
         self.out = np.empty(0, dtype=np.int64)
+        self._u = self._v = np.empty(0)
 
     def _network(self, name: str):
         if name not in self._networks:
@@ -136,8 +157,7 @@ class TypePolicies:
         size = st.shape[0]
         if self.out.shape[0] != size:
             self.out = np.empty(size, dtype=np.int64)
-        u = self.rng.random(size)
-        v = self.rng.random(size)
+        u, v = self._u, self._v = row_uniforms(game.rng, self._u, self._v)
         typed_actions(st, game.cfg, params, kinds, self.style_of, self.eps_of, u, v,
                       self.out)
         if self.networks:

@@ -234,6 +234,12 @@ def rand_u64(rng, b):
 
 
 @njit(cache=True, inline="always")
+def rand_unit(rng, b):
+    """A uniform float in ``[0, 1)`` from game ``b``'s stream (53 random bits)."""
+    return np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, inline="always")
 def rand_below(rng, b, n):
     """A uniform int in ``[0, n)`` (Lemire's multiply-shift on 32 random bits)."""
     z = rand_u64(rng, b) >> np.uint64(32)
@@ -705,7 +711,7 @@ def draw_opponents(kinds, b, n, cum, table, per_game, rng):
     k = table[0]
     for seat in range(n):
         if seat == 0 or not per_game:
-            u = np.float64(rand_u64(rng, b) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+            u = rand_unit(rng, b)
             j = 0
             while j < cum.shape[0] - 1 and u >= cum[j]:
                 j += 1

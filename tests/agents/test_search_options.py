@@ -380,3 +380,74 @@ def test_a_rollout_network_is_named_after_its_file():
 
     network = rollout_network("models/ppo_2p.zip", 2)
     assert network.name == "ppo:models/ppo_2p.zip" and network.deterministic
+
+
+def _rollout_calls(monkeypatch, **options):
+    """The arguments of every ``BatchedRollouts.run`` of a search over one deal's first
+    three searched decisions, and the engine that ran them."""
+    from agents.search import BatchedRollouts
+
+    calls = []
+    run = BatchedRollouts.run
+
+    def spy(self, *args):
+        calls.append(args)
+        return run(self, *args)
+
+    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    searched, _ = _first_positions(version=options.get("determinize") is None)
+    bot = SearchAgent(num_players=2, seed=1, rollouts=12, **options)
+    for obs in searched[:3]:
+        bot.advise(obs)
+    monkeypatch.setattr(BatchedRollouts, "run", run)
+    assert len(calls) == 3 and all(len(c[3]) > 1 for c in calls)
+    return calls, bot._engine
+
+
+def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch):
+    """Row ``d * A + i`` of a rollout batch is determinization ``d`` (its hands, stock and
+    seed) after action ``i``, played to the end by the heuristic: a reference replays each
+    row alone in a one-game batch, set up by hand."""
+    from agents.heuristic.batched import HeuristicPolicy
+    from pis_env.batched import BatchedGame
+    from pis_env.batched import kernels as K
+
+    calls, engine = _rollout_calls(monkeypatch, determinize="uniform")
+    rules = engine.rules
+    n = rules.num_players
+    for template, hands, stocks, actions, seeds, kinds in calls:
+        charges, winners, points, truncated = engine.run(template, hands, stocks, actions,
+                                                         seeds, kinds)
+        assert charges.shape == (len(stocks) * len(actions), n)
+        for d in range(len(stocks)):
+            for i, action in enumerate(actions):
+                game = BatchedGame(1, rules, seed=0)
+                policy = HeuristicPolicy(1, rules)
+                game.st[0] = template
+                game.st[0, K.HAND + 1:K.HAND + n] = hands[d]
+                game.stock[0, :stocks.shape[1]] = stocks[d]
+                game.st[0, K.SLEN] = stocks.shape[1]
+                K.seed_streams(game.rng, np.array([seeds[d]], dtype=np.uint64))
+                game.step(np.array([action]), write_obs=False)
+                while (acts := policy.from_game(game))[0] >= 0:
+                    game.step(acts, write_obs=False)
+                row = d * len(actions) + i
+                assert charges[row].tolist() == game.charges[0].tolist(), (d, i)
+                assert winners[row].tolist() == game.winners[0].tolist(), (d, i)
+                assert not truncated[row]
+
+
+def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
+    """With the worlds' types (``rollout_policy="types"``) each row is the same game as its
+    world and action rolled out alone."""
+    calls, engine = _rollout_calls(monkeypatch, rollout_policy="types", particles=16)
+    for template, hands, stocks, actions, seeds, kinds in calls:
+        assert kinds is not None and len(set(kinds[:, 1].tolist())) > 1
+        whole = engine.run(template, hands, stocks, actions, seeds, kinds)
+        for d in range(len(stocks)):
+            for i, action in enumerate(actions):
+                alone = engine.run(template, hands[d:d + 1], stocks[d:d + 1], [action],
+                                   seeds[d:d + 1], kinds[d:d + 1])
+                row = d * len(actions) + i
+                for part, one in zip(whole, alone):
+                    assert part[row].tolist() == one[0].tolist(), (d, i)
