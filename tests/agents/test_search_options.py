@@ -404,15 +404,19 @@ def _rollout_calls(monkeypatch, **options):
     return calls, bot._engine
 
 
-def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch):
+@pytest.mark.parametrize("horizon", [None, 6])
+def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, horizon):
     """Row ``d * A + i`` of a rollout batch is determinization ``d`` (its hands, stock and
     seed) after action ``i``, played to the end by the heuristic: a reference replays each
-    row alone in a one-game batch, set up by hand."""
+    row alone in a one-game batch, set up by hand. With a horizon most rows stop short of
+    the end: they are truncated, and scored on the hand points returned."""
     from agents.heuristic.batched import HeuristicPolicy
     from pis_env.batched import BatchedGame
     from pis_env.batched import kernels as K
+    from pis_env.cards import points_of
 
-    calls, engine = _rollout_calls(monkeypatch, determinize="uniform")
+    calls, engine = _rollout_calls(monkeypatch, determinize="uniform", horizon=horizon)
+    cut = []
     rules = engine.rules
     n = rules.num_players
     for template, hands, stocks, actions, seeds, kinds in calls:
@@ -434,7 +438,12 @@ def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch):
                 row = d * len(actions) + i
                 assert charges[row].tolist() == game.charges[0].tolist(), (d, i)
                 assert winners[row].tolist() == game.winners[0].tolist(), (d, i)
-                assert not truncated[row]
+                assert points[row].tolist() == [
+                    points_of(int(game.st[0, K.HAND + s])) for s in range(n)]
+                assert truncated[row] == (game.st[0, K.REASON] == K.TRUNCATED)
+                cut.append(bool(truncated[row]))
+    # without a horizon every deal ends; with one of 6 moves most do not
+    assert (sum(cut) > len(cut) / 2) if horizon else not any(cut)
 
 
 def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
@@ -451,3 +460,107 @@ def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
                 row = d * len(actions) + i
                 for part, one in zip(whole, alone):
                     assert part[row].tolist() == one[0].tolist(), (d, i)
+
+
+def _searched_calls(monkeypatch, n: int = 2, seeds=range(3), **options):
+    """``(observation, run's arguments)`` at every searched decision of seat 0 over one
+    deal per seed, the other seats heuristics; ``options`` the search's and the table's."""
+    from agents.search import BatchedRollouts
+
+    calls = []
+    run = BatchedRollouts.run
+
+    def spy(self, *args):
+        calls.append(args)
+        return run(self, *args)
+
+    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    rules = {k: options[k] for k in ("draw_rule", "after_penalty", "nominate", "opening",
+                                     "seven_penalty") if k in options}
+    seen = []
+    for seed in seeds:
+        env = raw_env(num_players=n, **rules)
+        env.reset(seed=seed)
+        bot = SearchAgent(num_players=n, seed=seed, **options)
+        others = [make("heuristic", num_players=n, **rules) for _ in range(n)]
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if agent == "player_0":
+                before = len(calls)
+                action = bot.act(obs)
+                if len(calls) > before:
+                    seen.append((obs, calls[-1]))
+            else:
+                action = others[int(agent[-1])].act(obs)
+            env.step(action)
+    monkeypatch.setattr(BatchedRollouts, "run", run)
+    return seen
+
+
+@pytest.mark.parametrize("variant", [{"draw_rule": "one"}, {"draw_rule": "until_playable"},
+                                     {"nominate": "other"}, {"opening": "first_round"}])
+def test_the_rollouts_start_from_the_moves_the_table_allows(monkeypatch, variant):
+    """At a variant's table, the rollouts' first position allows exactly the moves the
+    observation's mask allows, and they try each of them."""
+    from pis_env.batched import kernels as K
+
+    seen = _searched_calls(monkeypatch, rollouts=8, determinize="uniform", **variant)
+    assert len(seen) > 5
+    for obs, (template, *_, actions, _seeds, _kinds) in seen:
+        legal = np.flatnonzero(obs["action_mask"]).tolist()
+        assert [a for a in range(58) if (int(template[K.LEGAL]) >> a) & 1] == legal
+        assert list(actions) == legal
+
+
+def test_one_rollout_per_legal_action_when_the_budget_is_smaller():
+    searched, _ = _first_positions()
+    bot = SearchAgent(num_players=2, seed=0, rollouts=1, determinize="uniform")
+    counts = []
+    for obs in searched:
+        bot.advise(obs)
+        counts.append((bot.last_rollouts, int(obs["action_mask"].sum())))
+    assert all(r == legal for r, legal in counts) and max(legal for _, legal in counts) > 2
+
+
+def test_every_world_rolls_out_with_its_own_seed(monkeypatch):
+    seen = _searched_calls(monkeypatch, seeds=[0], rollouts=600, determinize="uniform")
+    for _, (*_, actions, seeds, _kinds) in seen:
+        assert len(set(seeds.tolist())) == len(seeds) == 600 // len(actions)
+        assert seeds.min() >= 1
+
+
+@pytest.mark.parametrize("determinize", ["uniform", "hints", "belief"])
+def test_no_world_gives_an_opponent_a_card_it_cannot_hold(monkeypatch, determinize):
+    """What the tracker knows an opponent lacks (a hard void) is never dealt to it: the
+    dealt hands are read where the search deals them, the voids from its tracker then."""
+    import agents.search as search_module
+
+    bots = []
+    checked = []
+    deal = search_module.sample_hidden_batch
+
+    def spy(*args):
+        hands, stocks = deal(*args)
+        void = bots[-1].tracker.void[1]
+        forbidden = sum(1 << int(c) for c in np.flatnonzero(void))
+        checked.append(bool(forbidden))
+        assert all(int(h) & forbidden == 0 for h in hands[:, 0])
+        return hands, stocks
+
+    monkeypatch.setattr(search_module, "sample_hidden_batch", spy)
+    for seed in range(12):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed)
+        bots.append(SearchAgent(num_players=2, seed=seed, rollouts=64,
+                                determinize=determinize))
+        other = make("heuristic", num_players=2)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step((bots[-1] if agent == "player_0" else other).act(obs))
+    assert sum(checked) >= 2, "too few decisions with a known void"
