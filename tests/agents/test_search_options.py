@@ -404,37 +404,53 @@ def _rollout_calls(monkeypatch, **options):
     return calls, bot._engine
 
 
+def _replay_row(engine, template, hands, stock, seed, action, kinds=None):
+    """One world after one action played to the end alone, in a one-game batch set up by
+    hand (the reference for ``BatchedRollouts.run``'s rows): the heuristic at every seat,
+    or with ``kinds`` ([n] type per seat) the rollouts' type policies."""
+    from agents.heuristic.batched import HeuristicPolicy
+    from pis_env.batched import BatchedGame
+    from pis_env.batched import kernels as K
+
+    rules = engine.rules
+    n = rules.num_players
+    game = BatchedGame(1, rules, seed=0)
+    policy = HeuristicPolicy(1, rules, params=engine.params)
+    game.st[0] = template
+    game.st[0, K.HAND + 1:K.HAND + n] = hands
+    game.stock[0, :len(stock)] = stock
+    game.st[0, K.SLEN] = len(stock)
+    K.seed_streams(game.rng, np.array([seed], dtype=np.uint64))
+    game.step(np.array([action]), write_obs=False)
+    while True:
+        if kinds is None:
+            acts = policy.from_game(game)
+        else:
+            acts = engine.types.moves(game, np.asarray(kinds)[None], policy.params)
+        if acts[0] < 0:
+            return game
+        game.step(acts, write_obs=False)
+
+
 @pytest.mark.parametrize("horizon", [None, 6])
 def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, horizon):
     """Row ``d * A + i`` of a rollout batch is determinization ``d`` (its hands, stock and
-    seed) after action ``i``, played to the end by the heuristic: a reference replays each
-    row alone in a one-game batch, set up by hand. With a horizon most rows stop short of
-    the end: they are truncated, and scored on the hand points returned."""
-    from agents.heuristic.batched import HeuristicPolicy
-    from pis_env.batched import BatchedGame
+    seed) after action ``i``, played to the end by the heuristic (``_replay_row``). With a
+    horizon most rows stop short of the end: they are truncated, and scored on the hand
+    points returned."""
     from pis_env.batched import kernels as K
     from pis_env.cards import points_of
 
     calls, engine = _rollout_calls(monkeypatch, determinize="uniform", horizon=horizon)
+    n = engine.rules.num_players
     cut = []
-    rules = engine.rules
-    n = rules.num_players
     for template, hands, stocks, actions, seeds, kinds in calls:
         charges, winners, points, truncated = engine.run(template, hands, stocks, actions,
                                                          seeds, kinds)
         assert charges.shape == (len(stocks) * len(actions), n)
         for d in range(len(stocks)):
             for i, action in enumerate(actions):
-                game = BatchedGame(1, rules, seed=0)
-                policy = HeuristicPolicy(1, rules)
-                game.st[0] = template
-                game.st[0, K.HAND + 1:K.HAND + n] = hands[d]
-                game.stock[0, :stocks.shape[1]] = stocks[d]
-                game.st[0, K.SLEN] = stocks.shape[1]
-                K.seed_streams(game.rng, np.array([seeds[d]], dtype=np.uint64))
-                game.step(np.array([action]), write_obs=False)
-                while (acts := policy.from_game(game))[0] >= 0:
-                    game.step(acts, write_obs=False)
+                game = _replay_row(engine, template, hands[d], stocks[d], seeds[d], action)
                 row = d * len(actions) + i
                 assert charges[row].tolist() == game.charges[0].tolist(), (d, i)
                 assert winners[row].tolist() == game.winners[0].tolist(), (d, i)
@@ -447,19 +463,20 @@ def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, hor
 
 
 def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
-    """With the worlds' types (``rollout_policy="types"``) each row is the same game as its
-    world and action rolled out alone."""
+    """With the worlds' types (``rollout_policy="types"``) each row is its world and action
+    played alone by the world's types (``_replay_row``), the epsilon moves drawn from the
+    world's seed: so the rows of one world share their random numbers."""
     calls, engine = _rollout_calls(monkeypatch, rollout_policy="types", particles=16)
     for template, hands, stocks, actions, seeds, kinds in calls:
         assert kinds is not None and len(set(kinds[:, 1].tolist())) > 1
-        whole = engine.run(template, hands, stocks, actions, seeds, kinds)
+        charges, winners, *_ = engine.run(template, hands, stocks, actions, seeds, kinds)
         for d in range(len(stocks)):
             for i, action in enumerate(actions):
-                alone = engine.run(template, hands[d:d + 1], stocks[d:d + 1], [action],
-                                   seeds[d:d + 1], kinds[d:d + 1])
+                game = _replay_row(engine, template, hands[d], stocks[d], seeds[d], action,
+                                   kinds[d])
                 row = d * len(actions) + i
-                for part, one in zip(whole, alone):
-                    assert part[row].tolist() == one[0].tolist(), (d, i)
+                assert charges[row].tolist() == game.charges[0].tolist(), (d, i)
+                assert winners[row].tolist() == game.winners[0].tolist(), (d, i)
 
 
 def _searched_calls(monkeypatch, n: int = 2, seeds=range(3), **options):
