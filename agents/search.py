@@ -85,6 +85,8 @@ ROLLOUT_POLICIES = ("heuristic", "network", "mixed", "types")
 #: batched bots and uniform (``agents.belief.opponent_models``' ``"panel"`` preset without
 #: its network types, which cost the filter and the rollouts over 3x the time budget).
 TYPES_MODEL = "panel?networks=0"
+#: Which seats a rollout network plays (``BatchedRollouts``): every seat, or seat 0 only.
+NETWORK_SEATS = ("all", "searcher")
 #: What the search plays when the rollouts do not clearly prefer a move (``fallback``).
 FALLBACKS = ("heuristic", "mean")
 
@@ -102,6 +104,9 @@ class BatchedRollouts:
         from pis_env.batched import BatchedGame
         from pis_env.batched import kernels as K
 
+        if network_seats not in NETWORK_SEATS:
+            raise ValueError(f"network_seats={network_seats!r}: one of "
+                             f"{', '.join(NETWORK_SEATS)}")
         self.K = K
         self.rules = rules
         self.params = params

@@ -581,3 +581,87 @@ def test_no_world_gives_an_opponent_a_card_it_cannot_hold(monkeypatch, determini
                 continue
             env.step((bots[-1] if agent == "player_0" else other).act(obs))
     assert sum(checked) >= 2, "too few decisions with a known void"
+
+
+def test_the_defaults():
+    bot = SearchAgent()
+    assert (bot.num_players, bot.num_deals, bot.rollouts, bot.confidence, bot.win_bonus,
+            bot.determinize, bot.rollout_policy, bot.match_aware) == (
+        2, 1, 4096, 1.0, 100.0, "particles", "heuristic", True)
+    from agents.search import BatchedRollouts
+
+    with pytest.raises(ValueError) as err:
+        BatchedRollouts(bot._search_rules, bot.table.params, network_seats="opponents")
+    assert str(err.value) == "network_seats='opponents': one of all, searcher"
+
+
+@pytest.mark.parametrize("num_deals", [1, 4])
+def test_a_short_horizon_scores_the_cut_rollouts_on_hand_points(monkeypatch, num_deals):
+    """Rollouts cut by the horizon are scored as if the deal had ended on hand points, at
+    a deal's table and a match's: the values are the mean scores of the rows returned."""
+    from agents.match_value import match_scores, settled_charges, standing
+    from agents.mc import scores_of
+    from agents.search import BatchedRollouts
+
+    results = []
+    run = BatchedRollouts.run
+
+    def spy(self, *args):
+        results.append(run(self, *args))
+        return results[-1]
+
+    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    env = raw_env(num_players=2, num_deals=num_deals)
+    env.reset(seed=4)
+    bot = SearchAgent(num_players=2, num_deals=num_deals, seed=0, rollouts=12,
+                      determinize="uniform", horizon=4)
+    other = make("heuristic", num_players=2, num_deals=num_deals)
+    checked = 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc or checked >= 3:
+            break
+        if agent == "player_0" and obs["action_mask"].sum() > 1:
+            bot.advise(obs)
+            charges, winners, points, truncated = results[-1]
+            assert truncated.any()
+            if num_deals == 1:
+                scores = scores_of(charges, winners, points, truncated, "points", 100.0)
+            else:
+                match = standing(bot.decode(obs), num_deals)
+                scores = match_scores(settled_charges(charges, winners, points, truncated),
+                                      match[1], match[0], num_deals)
+            means = scores.reshape(-1, len(bot.last_values)).mean(axis=0)
+            assert list(bot.last_values.values()) == pytest.approx(means.tolist())
+            checked += 1
+            env.step(bot.act(obs))
+        else:
+            env.step((bot if agent == "player_0" else other).act(obs))
+    assert checked == 3
+
+
+def test_heuristic_rollouts_leave_torch_alone(monkeypatch):
+    import torch
+
+    calls = []
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(torch, "set_num_threads", calls.append)
+    searched, _ = _first_positions()
+    SearchAgent(num_players=2, seed=0, rollouts=8, determinize="uniform").advise(searched[0])
+    assert calls == []
+
+
+def test_an_error_inside_the_torch_threads_block_is_not_swallowed():
+    with pytest.raises(KeyError), _torch_threads(None):
+        raise KeyError("raised in the block")
+
+
+def test_a_position_with_one_legal_action_is_never_searched_whatever_it_is():
+    """The only legal action is played at once, also action 0 (the two of clubs)."""
+    _, forced = _first_positions()
+    bot = SearchAgent(num_players=2, seed=0, rollouts=8, determinize="uniform")
+    for only in (0, 1, 57):
+        mask = np.zeros_like(forced[0]["action_mask"])
+        mask[only] = 1
+        assert bot.advise(dict(forced[0], action_mask=mask)) == only
+        assert bot.last_rollouts == 0
