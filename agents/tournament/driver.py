@@ -184,11 +184,11 @@ def run_tournament(
 
 
 def _resolve_label(entry: str, labels: list[str], specs: list[str]) -> str:
+    """The label a ``--table`` entry names. A spec given once is its own label, so an
+    entry that is a spec but no label is one given several times (``spec#1``, ...)."""
     if entry in labels:
         return entry
     matches = [lab for lab, s in zip(labels, specs) if s == entry]
-    if len(matches) == 1:
-        return matches[0]
     if matches:
         raise ValueError(f"table entry {entry!r} is ambiguous: use one of {matches}")
     raise ValueError(f"table entry {entry!r} is not one of the agents {labels}")
