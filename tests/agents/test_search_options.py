@@ -53,11 +53,15 @@ def test_a_network_for_another_table_size_is_refused_with_the_reason():
 
 def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
     bot = SearchAgent(num_players=3, num_deals=4, seed=1, determinize="uniform",
-                      seven_penalty="double", confidence=2, win_bonus=50, match_aware=0)
+                      seven_penalty="double", confidence=2, win_bonus=50, match_aware=0,
+                      reward="win", illegal_action="terminate")
     rules = bot._search_rules
     assert (rules.num_deals, rules.max_turns, rules.illegal_action, rules.reward) == (
         1, None, "raise", "points")
     assert (rules.num_players, rules.seven_penalty) == (3, "double")  # the table's variant
+    assert (bot.rules.reward, bot.rules.illegal_action) == ("win", "terminate")
+    # the variant given as rules (a mapping or Rules) rather than keywords
+    assert SearchAgent(rules={"seven_penalty": "double"}).rules.seven_penalty == "double"
     assert bot.rules.num_deals == 4
     assert (bot.confidence, bot.win_bonus, bot.match_aware) == (2.0, 50.0, False)
     assert isinstance(bot.confidence, float) and isinstance(bot.win_bonus, float)
@@ -665,3 +669,26 @@ def test_a_position_with_one_legal_action_is_never_searched_whatever_it_is():
         mask[only] = 1
         assert bot.advise(dict(forced[0], action_mask=mask)) == only
         assert bot.last_rollouts == 0
+
+
+def test_the_learned_belief_mode_deals_from_its_model():
+    """``determinize="belief"`` deals from the learned card-location model of the table's
+    size (``belief_path`` another file of it): not uniformly."""
+    from agents.belief.tracker import load_model, uniform_belief
+
+    obs, decoded = _decoded_with_a_hint()
+    bot = SearchAgent(num_players=2, seed=0, rollouts=16, determinize="belief")
+    assert bot.model is load_model(2)
+    bot.act(obs)
+    learnt = bot.belief(decoded)
+    np.testing.assert_allclose(learnt, bot.model(decoded, bot.tracker))
+    assert not np.allclose(learnt, uniform_belief(decoded), atol=0.02)
+    same = SearchAgent(num_players=2, seed=0, determinize="belief",
+                       belief_path="models/belief_2p.pt")
+    np.testing.assert_allclose(same.model(decoded, bot.tracker), learnt)  # the same file
+    assert SearchAgent(num_players=4, determinize="belief").model is load_model(4)
+    assert SearchAgent(num_players=2, determinize="particles").model is None
+    # another file is read: the 4-player model (its features are per opponent, so it
+    # serves any table) gives other probabilities here
+    other = SearchAgent(num_players=2, determinize="belief", belief_path="models/belief_4p.pt")
+    assert not np.allclose(other.model(decoded, bot.tracker), learnt)
