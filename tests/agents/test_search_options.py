@@ -72,6 +72,18 @@ def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
     assert SearchAgent(horizon=30)._search_rules.max_turns == 30
 
 
+@pytest.mark.parametrize("determinize", ["particles", "uniform"])
+def test_what_the_bot_tracks_follows_the_tables_variant(determinize):
+    reshuffled = SearchAgent(num_players=3, determinize=determinize, empty_stock="reshuffle",
+                             seven_penalty="double")
+    assert reshuffled.tracker.reshuffle is True
+    assert SearchAgent(num_players=3, determinize=determinize).tracker.reshuffle is False
+    if determinize == "particles":
+        assert reshuffled.filter.rules == reshuffled.rules
+        assert (reshuffled.filter.rules.seven_penalty, reshuffled.filter.num_players) == (
+            "double", 3)
+
+
 def test_the_particle_search_asks_for_the_event_log_and_reads_the_plain_table_too():
     particles = SearchAgent(num_players=3, seed=0)
     assert particles.layout_version == 1 and particles.filter is not None
