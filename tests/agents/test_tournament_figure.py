@@ -54,6 +54,7 @@ def test_the_win_rate_and_charge_panels_are_the_tournaments_figures(three):
         assert list(even.get_ydata()) == [50.0, 50.0]
         assert even.get_color() == "grey" and even.get_linewidth() == 1
         assert [t.get_text() for t in win.get_legend().get_texts()] == ["even share"]
+        assert win.get_legend().get_texts()[0].get_fontsize() == 8
         assert win.get_ylabel() == "deal win rate (%)"
         assert win.get_title() == "Win rate (95% Wilson interval)"
         assert [b.get_height() for b in bars(charge)] == pytest.approx(
@@ -61,6 +62,11 @@ def test_the_win_rate_and_charge_panels_are_the_tournaments_figures(three):
         np.testing.assert_allclose(error_extent(charge),
                                    [(s.charge_low, s.charge_high) for s in order])
         assert all(b.get_facecolor() == to_rgba("tab:red", 0.8) for b in bars(charge))
+        assert charge.containers[0].lines[1][0].get_markersize() == 2 * 5  # capsize 5
+        # the three panels side by side, left to right
+        boxes = [ax.get_position() for ax in (win, charge, h2h)]
+        assert boxes[0].x1 <= boxes[1].x0 and boxes[1].x1 <= boxes[2].x0
+        assert boxes[0].y0 == pytest.approx(boxes[1].y0, abs=0.05)
         assert charge.get_ylabel() == "mean charge per deal (points)"
         assert charge.get_title() == "Mean charge (95% interval), lower is better"
         for ax in (win, charge, h2h):

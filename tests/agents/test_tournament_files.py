@@ -200,3 +200,17 @@ def test_the_head_to_head_block_of_the_report(result):
     alone = run_tournament(["random"], num_players=2, deals=1, seed=0, workers=1,
                            progress=False)
     assert not any(line.startswith("Head-to-head") for line in alone.table().splitlines())
+
+
+def test_agents_that_never_met_show_a_dash_in_the_head_to_head():
+    """Tables of self-play: the two agents never share a table, so no pair was compared,
+    and every cell of the head-to-head block is ``-``."""
+    res = run_tournament(["heuristic", "random"], num_players=2, deals=2, seed=0, workers=1,
+                         progress=False, tables=[["heuristic", "heuristic"],
+                                                 ["random", "random"]])
+    assert res.head_to_head == {}
+    lines = res.table().splitlines()
+    block = lines[lines.index("Head-to-head: row's deal win rate against column "
+                              "[95% Wilson interval]") + 1:]
+    assert [re.split(r"\s+", line.strip()) for line in block] == [
+        ["heuristic", "random"], ["heuristic", "-", "-"], ["random", "-", "-"]]
