@@ -604,6 +604,9 @@ def test_the_defaults():
     assert (bot.num_players, bot.num_deals, bot.rollouts, bot.confidence, bot.win_bonus,
             bot.determinize, bot.rollout_policy, bot.match_aware) == (
         2, 1, 4096, 1.0, 100.0, "particles", "heuristic", True)
+    assert (bot.last_rollouts, bot.last_values, bot.rollout_path) == (0, {}, None)
+    typed = SearchAgent(rollout_policy="types", seven_penalty="double")
+    assert typed._types.rules == typed._search_rules
     from agents.search import BatchedRollouts
 
     with pytest.raises(ValueError) as err:
