@@ -474,6 +474,12 @@ def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, hor
                     points_of(int(game.st[0, K.HAND + s])) for s in range(n)]
                 assert truncated[row] == (game.st[0, K.REASON] == K.TRUNCATED)
                 cut.append(bool(truncated[row]))
+                # a batch of this one row: the same game (it plays the two of clubs,
+                # action 0, in many of them, and is not taken for finished then)
+                alone = engine.run(template, hands[d:d + 1], stocks[d:d + 1], [action],
+                                   seeds[d:d + 1])
+                assert [part[0].tolist() for part in alone] == [
+                    part[row].tolist() for part in (charges, winners, points, truncated)]
     # without a horizon every deal ends; with one of 6 moves most do not
     assert (sum(cut) > len(cut) / 2) if horizon else not any(cut)
 
