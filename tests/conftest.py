@@ -11,6 +11,7 @@ or take the fixtures of the same name.
 
 from __future__ import annotations
 
+import locale
 from collections.abc import Sequence
 
 import numpy as np
@@ -85,3 +86,17 @@ def stacked_deck_fixture():
 def finished_history_fixture():
     """``finished_history`` as a fixture."""
     return finished_history
+
+
+@pytest.fixture
+def ascii_locale():
+    """The C locale for one test: ``open()`` and ``read_text()`` without an encoding then
+    read and write ASCII (unless Python runs in UTF-8 mode, which ignores the locale), so
+    a file the project reads or writes without saying UTF-8 fails on a non-ASCII
+    character, as it would on a machine whose locale is not UTF-8."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)

@@ -62,18 +62,6 @@ class Şahin(RandomAgent):
     """A bot whose spec (``module:Class``) is not ASCII."""
 
 
-@pytest.fixture
-def ascii_locale():
-    """The C locale for this test: ``open()`` without an encoding then writes ASCII
-    (unless Python runs in UTF-8 mode, which ignores the locale)."""
-    before = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    try:
-        yield
-    finally:
-        locale.setlocale(locale.LC_CTYPE, before)
-
-
 def test_the_files_are_utf8_whatever_the_locale(ascii_locale, tmp_path):
     if not sys.flags.utf8_mode:  # the default encoding really is not UTF-8 here
         assert locale.getencoding().lower() not in ("utf-8", "utf8")

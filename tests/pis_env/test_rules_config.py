@@ -319,3 +319,9 @@ def test_max_turns_takes_its_limit():
 def test_a_shipped_rules_file_loads_by_its_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no configs/ folder here: the name is the shipped file's
     assert Rules.from_yaml("strict") == Rules.from_yaml(CONFIG_DIR / "strict.yaml")
+
+
+def test_a_rules_file_is_read_as_utf8_whatever_the_locale(ascii_locale, tmp_path):
+    path = tmp_path / "şartlar.yaml"
+    path.write_text("# Pis Yedili, kurallar: çekme kuralı\ndraw_rule: one\n", encoding="utf-8")
+    assert Rules.from_yaml(path) == Rules(draw_rule="one")

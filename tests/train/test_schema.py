@@ -233,6 +233,11 @@ def test_a_config_file_extends_another_and_keeps_its_paths(schema, tmp_path):
     assert str(info.value) == f"{tmp_path / 'list.yaml'}: a config file must be a mapping of keys"
 
 
+def test_a_config_file_is_read_as_utf8_whatever_the_locale(schema, tmp_path, ascii_locale):
+    (tmp_path / "run.yaml").write_text("# eğitim: çok kısa\nseed: 4\n", encoding="utf-8")
+    assert schema.build(tmp_path / "run.yaml")["seed"] == 4
+
+
 def test_the_entry_points_arguments():
     parser = argparse.ArgumentParser()
     add_arguments(parser, Path("configs/ppo_2p.yaml"))
