@@ -135,3 +135,20 @@ def test_one_agent_has_no_head_to_head_and_a_match_its_own_words(tmp_path):
 
     assert Image.open(path).size == (round(5.2 * 2 * 110), round(4.4 * 110))
     assert plt.get_fignums() == []
+
+
+def test_the_head_to_head_panel_is_reordered_rows_and_columns():
+    """Agents given worst first: the panel's matrix is the ranking's order on both axes."""
+    res = run_tournament(["random", "greedy", "heuristic"], num_players=2, deals=6, seed=2,
+                         workers=1, progress=False)
+    order = [s.label for s in res.ranking()]
+    assert order != res.agents
+    fig = res.figure()
+    try:
+        idx = [res.agents.index(label) for label in order]
+        want = res.h2h_matrix()[np.ix_(idx, idx)] * 100
+        got = np.asarray(fig.axes[2].images[0].get_array().filled(np.nan))
+        np.testing.assert_allclose(got, want)
+        assert np.isnan(np.diag(got)).all()
+    finally:
+        plt.close(fig)

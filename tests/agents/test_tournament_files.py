@@ -209,6 +209,7 @@ def test_agents_that_never_met_show_a_dash_in_the_head_to_head():
                          progress=False, tables=[["heuristic", "heuristic"],
                                                  ["random", "random"]])
     assert res.head_to_head == {}
+    assert np.isnan(res.h2h_matrix()).all() and res.h2h_matrix().shape == (2, 2)
     lines = res.table().splitlines()
     block = lines[lines.index("Head-to-head: row's deal win rate against column "
                               "[95% Wilson interval]") + 1:]
