@@ -4,6 +4,8 @@ opponents across ``reset``, and the torch threads of network rollouts."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -246,24 +248,17 @@ def test_a_reset_with_a_seed_plays_as_a_new_bot_of_that_seed(determinize):
     assert other.last_values != again.last_values
 
 
-def test_type_rollouts_refuse_what_they_cannot_play(monkeypatch):
+def test_type_rollouts_refuse_what_they_cannot_play():
     """Worlds' types handed to rollouts built without type policies, or type rollouts
     with a network at the searching seat: both are refused, word for word."""
     from agents.search import BatchedRollouts
 
-    calls = []
-    run = BatchedRollouts.run
-
-    def spy(self, *args):
-        calls.append(args)
-        return run(self, *args)
-
-    monkeypatch.setattr(BatchedRollouts, "run", spy)
     searched, _ = _first_positions(version=1)
     bot = SearchAgent(num_players=2, seed=1, rollouts=16, particles=16,
                       rollout_policy="types")
-    bot.advise(searched[0])
-    template, hands, stocks, actions, seeds, kinds = calls[0]
+    with _recorded_rollouts() as calls:
+        bot.advise(searched[0])
+    template, hands, stocks, actions, seeds, kinds = calls[0][0]
     assert kinds is not None
     plain = BatchedRollouts(bot._search_rules, bot.table.params)
     with pytest.raises(ValueError) as err:
@@ -398,24 +393,35 @@ def test_a_rollout_network_is_named_after_its_file():
     assert network.name == "ppo:models/ppo_2p.zip" and network.deterministic
 
 
-def _rollout_calls(monkeypatch, **options):
-    """The arguments of every ``BatchedRollouts.run`` of a search over one deal's first
-    three searched decisions, and the engine that ran them."""
+@contextmanager
+def _recorded_rollouts():
+    """Every ``BatchedRollouts.run`` inside the block is recorded: ``(arguments, result)``
+    in the list it yields."""
     from agents.search import BatchedRollouts
 
-    calls = []
+    records = []
     run = BatchedRollouts.run
 
     def spy(self, *args):
-        calls.append(args)
-        return run(self, *args)
+        records.append((args, run(self, *args)))
+        return records[-1][1]
 
-    monkeypatch.setattr(BatchedRollouts, "run", spy)
+    BatchedRollouts.run = spy
+    try:
+        yield records
+    finally:
+        BatchedRollouts.run = run
+
+
+def _rollout_calls(**options):
+    """The arguments of every ``BatchedRollouts.run`` of a search over one deal's first
+    three searched decisions, and the engine that ran them."""
     searched, _ = _first_positions(version=options.get("determinize") is None)
     bot = SearchAgent(num_players=2, seed=1, rollouts=12, **options)
-    for obs in searched[:3]:
-        bot.advise(obs)
-    monkeypatch.setattr(BatchedRollouts, "run", run)
+    with _recorded_rollouts() as records:
+        for obs in searched[:3]:
+            bot.advise(obs)
+    calls = [args for args, _ in records]
     assert len(calls) == 3 and all(len(c[3]) > 1 for c in calls)
     return calls, bot._engine
 
@@ -449,7 +455,7 @@ def _replay_row(engine, template, hands, stock, seed, action, kinds=None):
 
 
 @pytest.mark.parametrize("horizon", [None, 6])
-def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, horizon):
+def test_every_rollout_row_is_its_world_played_after_its_action(horizon):
     """Row ``d * A + i`` of a rollout batch is determinization ``d`` (its hands, stock and
     seed) after action ``i``, played to the end by the heuristic (``_replay_row``). With a
     horizon most rows stop short of the end: they are truncated, and scored on the hand
@@ -457,7 +463,7 @@ def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, hor
     from pis_env.batched import kernels as K
     from pis_env.cards import points_of
 
-    calls, engine = _rollout_calls(monkeypatch, determinize="uniform", horizon=horizon)
+    calls, engine = _rollout_calls(determinize="uniform", horizon=horizon)
     n = engine.rules.num_players
     cut = []
     for template, hands, stocks, actions, seeds, kinds in calls:
@@ -484,11 +490,11 @@ def test_every_rollout_row_is_its_world_played_after_its_action(monkeypatch, hor
     assert (sum(cut) > len(cut) / 2) if horizon else not any(cut)
 
 
-def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
+def test_every_typed_rollout_row_keeps_its_worlds_types():
     """With the worlds' types (``rollout_policy="types"``) each row is its world and action
     played alone by the world's types (``_replay_row``), the epsilon moves drawn from the
     world's seed: so the rows of one world share their random numbers."""
-    calls, engine = _rollout_calls(monkeypatch, rollout_policy="types", particles=16)
+    calls, engine = _rollout_calls(rollout_policy="types", particles=16)
     for template, hands, stocks, actions, seeds, kinds in calls:
         assert kinds is not None and len(set(kinds[:, 1].tolist())) > 1
         charges, winners, *_ = engine.run(template, hands, stocks, actions, seeds, kinds)
@@ -501,52 +507,42 @@ def test_every_typed_rollout_row_keeps_its_worlds_types(monkeypatch):
                 assert winners[row].tolist() == game.winners[0].tolist(), (d, i)
 
 
-def _searched_calls(monkeypatch, n: int = 2, seeds=range(3), **options):
+def _searched_calls(n: int = 2, seeds=range(3), **options):
     """``(observation, run's arguments)`` at every searched decision of seat 0 over one
     deal per seed, the other seats heuristics; ``options`` the search's and the table's."""
-    from agents.search import BatchedRollouts
-
-    calls = []
-    run = BatchedRollouts.run
-
-    def spy(self, *args):
-        calls.append(args)
-        return run(self, *args)
-
-    monkeypatch.setattr(BatchedRollouts, "run", spy)
     rules = {k: options[k] for k in ("draw_rule", "after_penalty", "nominate", "opening",
                                      "seven_penalty") if k in options}
     seen = []
-    for seed in seeds:
-        env = raw_env(num_players=n, **rules)
-        env.reset(seed=seed)
-        bot = SearchAgent(num_players=n, seed=seed, **options)
-        others = [make("heuristic", num_players=n, **rules) for _ in range(n)]
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if agent == "player_0":
-                before = len(calls)
-                action = bot.act(obs)
-                if len(calls) > before:
-                    seen.append((obs, calls[-1]))
-            else:
-                action = others[int(agent[-1])].act(obs)
-            env.step(action)
-    monkeypatch.setattr(BatchedRollouts, "run", run)
+    with _recorded_rollouts() as calls:
+        for seed in seeds:
+            env = raw_env(num_players=n, **rules)
+            env.reset(seed=seed)
+            bot = SearchAgent(num_players=n, seed=seed, **options)
+            others = [make("heuristic", num_players=n, **rules) for _ in range(n)]
+            for agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                if agent == "player_0":
+                    before = len(calls)
+                    action = bot.act(obs)
+                    if len(calls) > before:
+                        seen.append((obs, calls[-1][0]))
+                else:
+                    action = others[int(agent[-1])].act(obs)
+                env.step(action)
     return seen
 
 
 @pytest.mark.parametrize("variant", [{"draw_rule": "one"}, {"draw_rule": "until_playable"},
                                      {"nominate": "other"}, {"opening": "first_round"}])
-def test_the_rollouts_start_from_the_moves_the_table_allows(monkeypatch, variant):
+def test_the_rollouts_start_from_the_moves_the_table_allows(variant):
     """At a variant's table, the rollouts' first position allows exactly the moves the
     observation's mask allows, and they try each of them."""
     from pis_env.batched import kernels as K
 
-    seen = _searched_calls(monkeypatch, rollouts=8, determinize="uniform", **variant)
+    seen = _searched_calls(rollouts=8, determinize="uniform", **variant)
     assert len(seen) > 5
     for obs, (template, *_, actions, _seeds, _kinds) in seen:
         legal = np.flatnonzero(obs["action_mask"]).tolist()
@@ -564,8 +560,8 @@ def test_one_rollout_per_legal_action_when_the_budget_is_smaller():
     assert all(r == legal for r, legal in counts) and max(legal for _, legal in counts) > 2
 
 
-def test_every_world_rolls_out_with_its_own_seed(monkeypatch):
-    seen = _searched_calls(monkeypatch, seeds=[0], rollouts=600, determinize="uniform")
+def test_every_world_rolls_out_with_its_own_seed():
+    seen = _searched_calls(seeds=[0], rollouts=600, determinize="uniform")
     for _, (*_, actions, seeds, _kinds) in seen:
         assert len(set(seeds.tolist())) == len(seeds) == 600 // len(actions)
         assert seeds.min() >= 1
@@ -621,47 +617,39 @@ def test_the_defaults():
 
 
 @pytest.mark.parametrize("num_deals", [1, 4])
-def test_a_short_horizon_scores_the_cut_rollouts_on_hand_points(monkeypatch, num_deals):
+def test_a_short_horizon_scores_the_cut_rollouts_on_hand_points(num_deals):
     """Rollouts cut by the horizon are scored as if the deal had ended on hand points, at
     a deal's table and a match's: the values are the mean scores of the rows returned."""
     from agents.match_value import match_scores, settled_charges, standing
     from agents.mc import scores_of
-    from agents.search import BatchedRollouts
 
-    results = []
-    run = BatchedRollouts.run
-
-    def spy(self, *args):
-        results.append(run(self, *args))
-        return results[-1]
-
-    monkeypatch.setattr(BatchedRollouts, "run", spy)
     env = raw_env(num_players=2, num_deals=num_deals)
     env.reset(seed=4)
     bot = SearchAgent(num_players=2, num_deals=num_deals, seed=0, rollouts=12,
                       determinize="uniform", horizon=4)
     other = make("heuristic", num_players=2, num_deals=num_deals)
     checked = 0
-    for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc or checked >= 3:
-            break
-        if agent == "player_0" and obs["action_mask"].sum() > 1:
-            bot.advise(obs)
-            charges, winners, points, truncated = results[-1]
-            assert truncated.any()
-            if num_deals == 1:
-                scores = scores_of(charges, winners, points, truncated, "points", 100.0)
+    with _recorded_rollouts() as records:
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc or checked >= 3:
+                break
+            if agent == "player_0" and obs["action_mask"].sum() > 1:
+                bot.advise(obs)
+                charges, winners, points, truncated = records[-1][1]
+                assert truncated.any()
+                if num_deals == 1:
+                    scores = scores_of(charges, winners, points, truncated, "points", 100.0)
+                else:
+                    match = standing(bot.decode(obs), num_deals)
+                    scores = match_scores(settled_charges(charges, winners, points, truncated),
+                                          match[1], match[0], num_deals)
+                means = scores.reshape(-1, len(bot.last_values)).mean(axis=0)
+                assert list(bot.last_values.values()) == pytest.approx(means.tolist())
+                checked += 1
+                env.step(bot.act(obs))
             else:
-                match = standing(bot.decode(obs), num_deals)
-                scores = match_scores(settled_charges(charges, winners, points, truncated),
-                                      match[1], match[0], num_deals)
-            means = scores.reshape(-1, len(bot.last_values)).mean(axis=0)
-            assert list(bot.last_values.values()) == pytest.approx(means.tolist())
-            checked += 1
-            env.step(bot.act(obs))
-        else:
-            env.step((bot if agent == "player_0" else other).act(obs))
+                env.step((bot if agent == "player_0" else other).act(obs))
     assert checked == 3
 
 
