@@ -54,6 +54,9 @@ from pis_env.rules import Rules
 
 #: Rollout length cap (decisions) for variants whose deals may not end (``reshuffle``).
 DEFAULT_HORIZON = 400
+#: The most moves the opponents may make between two of the bot's decisions when the
+#: tracker advances a particle: a particle that plays on past it is dropped.
+MAX_OPPONENT_MOVES = 300
 
 
 def rollout(state, table: Table) -> None:
@@ -165,10 +168,7 @@ class BeliefTracker:
                 state = self._advance(old_position.sample(rng), action, drawn, position)
                 if state is not None:
                     kept.append(state)
-        if len(kept) > size:
-            pick = rng.choice(len(kept), size=size, replace=False)
-            kept = [kept[i] for i in sorted(pick.tolist())]
-        elif kept:
+        if kept:  # never more than ``size``: survivors of ``size``, topped up to it
             base = len(kept)
             kept += [kept[i % base].copy(kept[i % base].rng) for i in range(size - base)]
         else:
@@ -212,7 +212,7 @@ class BeliefTracker:
         while not state.deal_over and state.current != 0:
             state.apply(state_action(state, table))
             steps += 1
-            if steps > 300:
+            if steps > MAX_OPPONENT_MOVES:
                 return None
         if not position.matches(state):
             return None

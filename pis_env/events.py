@@ -85,7 +85,7 @@ class DealReplay:
 
     __slots__ = ("n", "_first_round", "_double", "_reshuffle", "top", "suit", "pending",
                  "opened", "any_play", "stock", "pile", "events", "last_own", "drawn",
-                 "since_play", "refused_suits", "refused_ranks", "nominated", "over")
+                 "since_play", "refused_suits", "refused_ranks", "nominated")
 
     def __init__(self, rules, dealer: int):
         n = rules.num_players
@@ -103,7 +103,6 @@ class DealReplay:
         self.refused_suits = [0] * n
         self.refused_ranks = [0] * n
         self.nominated = [-1] * n
-        self.over = False
 
     def _opening(self, p: int) -> bool:
         return not (self.opened >> p) & 1 if self._first_round else not self.any_play
@@ -116,7 +115,6 @@ class DealReplay:
             if not self.stock:
                 self.stock = refill_size(self._reshuffle, self.pile)
                 if not self.stock:
-                    self.over = True
                     return taken
                 self.pile = 1
         return count

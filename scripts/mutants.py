@@ -786,8 +786,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="v1-penalty-count-uncapped",
         file="pis_env/events.py",
-        old="                    self.over = True\n                    return taken",
-        new="                    self.over = True\n                    return count",
+        old="                if not self.stock:\n                    return taken",
+        new="                if not self.stock:\n                    return count",
         test="tests/pis_env/test_observation_v1.py::test_event_log_and_summary_are_exact_under_every_variant",
         why="a draw that empties the stock reports the cards asked for, not those taken",
     ),
