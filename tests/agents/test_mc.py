@@ -227,6 +227,36 @@ def test_a_particle_whose_opponents_play_otherwise_is_dropped():
     assert dropped >= 3, dropped
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_drawn_card_a_particle_dealt_to_an_opponent_is_swapped_for_the_stocks_bottom(seed):
+    """The bot draws card ``c``; a particle that had dealt ``c`` to the second opponent
+    gives that opponent the stock's bottom card instead and puts ``c`` on top, so the
+    particle draws what the bot drew. The other hands stay as they were."""
+    rules = Rules.from_options(num_players=3)
+    table = Table(3, rules, DEFAULT_PARAMS)
+    game = GameState(rules, seed=seed)
+    while game.current != 0 or DRAW not in game.legal_actions() or len(game.stock) < 3:
+        game.apply(state_action(game, table))
+    drawn = game.stock[-1]
+    particle = game.copy()
+    swapped = next(c for c in cards_of(particle.hands[2]))
+    particle.hands[2] = (particle.hands[2] & ~(1 << swapped)) | (1 << drawn)
+    particle.stock[-1] = swapped
+    bottom = particle.stock[0]
+    before = list(particle.hands)
+    game.apply(DRAW)
+    assert game.current == 0  # the bot may play what it drew: no opponent moves
+    tracker = BeliefTracker(1, table, 0, None)
+    position = tracker.position(decode_observation(_observation(game)["observation"], 3),
+                                rules)
+    state = tracker._advance(particle, DRAW, [drawn], position)
+    assert state is not None
+    assert state.hands[0] == game.hands[0]
+    assert state.hands[1] == before[1]
+    assert state.hands[2] == (before[2] & ~(1 << drawn)) | (1 << bottom)
+    assert sorted(state.stock) == sorted(set(particle.stock) - {bottom})
+
+
 def test_the_opponents_moves_between_two_decisions_are_capped(monkeypatch):
     """A particle whose opponents play on past the cap is given up, not played out; one
     that reaches the bot's turn at the cap is kept."""
@@ -284,27 +314,29 @@ class _ScoresSpy:
         return cards_of(legal), self.scores
 
 
-def _decision(rules: Rules, legal_count: int, seed: int = 0):
+def _decision(rules: Rules, legal_count: int | None, seed: int = 0, only=None):
     """A table where seat 0 is to move with exactly ``legal_count`` legal actions (or
-    more than one, with ``legal_count=None``)."""
+    more than one, with ``legal_count=None``; or the legal actions ``only``)."""
     table = Table(rules.num_players, rules, DEFAULT_PARAMS)
     for s in range(seed, seed + 200):
         game = GameState(rules, seed=s)
         while not game.deal_over:
             count = len(game.legal_actions())
             if game.current == 0 and (count == legal_count or
-                                      (legal_count is None and count > 1)):
+                                      (legal_count is None and count > 1 and only is None)
+                                      or game.legal_actions() == only):
                 return game
             game.apply(state_action(game, table))
     raise AssertionError("no such decision")
 
 
 @pytest.mark.parametrize("track", [True, False])
-def test_a_single_legal_action_is_played_without_a_search(track, monkeypatch):
+@pytest.mark.parametrize("only", [None, [0]], ids=["any", "card 0"])
+def test_a_single_legal_action_is_played_without_a_search(track, only, monkeypatch):
     bot = MonteCarloAgent(seed=0, samples=2, rollouts=1, track=track)
     spy = _ScoresSpy([[0.0]])
     monkeypatch.setattr(bot, "_scores", spy)
-    game = _decision(Rules(), 1)
+    game = _decision(Rules(), None if only else 1, only=only)
     assert bot.act(_observation(game)) == game.legal_actions()[0]
     assert spy.calls == [] and bot.last_values == {}
     assert (bot.tracker._prev is not None) is track

@@ -9,9 +9,12 @@ observation has no deal index) and the cache's identity rules, written out event
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from pis_env.actions import DRAW, PASS
+from pis_env.engine import GameState
 from pis_env.events import NEW_DEAL, DealReplay, PublicHistory, ReplayCache
 from pis_env.rules import Rules
 
@@ -115,3 +118,52 @@ def test_a_deal_whose_start_was_not_seen_is_not_summarised():
     with pytest.raises(ValueError) as error:
         history.summary(RULES)
     assert str(error.value) == "the deal's start was not observed"
+
+
+def _deal_under_way(moves: int = 6) -> GameState:
+    game = GameState(RULES, seed=3)
+    for _ in range(moves):
+        game.apply(game.legal_actions()[0])
+    return game
+
+
+def _replayed(rules, dealer, log) -> list:
+    """The events of ``log`` replayed from the deal's start, independently of any cache."""
+    replay = DealReplay(rules, dealer)
+    for p, a in log:
+        replay.step(p, a)
+    return replay.events
+
+
+def test_the_current_deals_replay_is_kept_and_advanced_by_the_new_actions():
+    """An env step costs one ``step``: the same replay comes back, one event longer."""
+    game = _deal_under_way()
+    cache = ReplayCache()
+    replay = cache.current(game)
+    assert cache.current(game) is replay
+    game.apply(game.legal_actions()[0])
+    assert cache.current(game) is replay
+    assert replay.events == _replayed(RULES, game.dealer, game.history)
+
+
+def test_a_branch_off_the_cached_deal_gets_its_own_replay():
+    game = _deal_under_way()
+    while len(game.legal_actions()) < 2:
+        game.apply(game.legal_actions()[0])
+    cache = ReplayCache()
+    cache.current(game)
+    branch = game.copy()
+    branch.apply(branch.legal_actions()[-1])
+    assert cache.current(branch).events == _replayed(RULES, game.dealer, branch.history)
+    game.apply(game.legal_actions()[0])
+    assert cache.current(game).events == _replayed(RULES, game.dealer, game.history)
+    assert cache.current(game).events[-1] != cache.current(branch).events[-1]
+
+
+def test_a_plain_list_history_is_replayed_from_the_start():
+    """A search clone may carry its actions as a plain list, with no shared log nodes."""
+    game = _deal_under_way()
+    clone = SimpleNamespace(history=list(game.history), rules=RULES, dealer=game.dealer)
+    cache = ReplayCache()
+    assert cache.current(clone).events == _replayed(RULES, game.dealer, game.history)
+    assert cache.current(clone) is not cache.current(clone)
