@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents.heuristic import DEFAULT_PARAMS, Table, state_action
-from agents.mc import BeliefTracker, MonteCarloAgent
+from agents.mc import BeliefTracker, MonteCarloAgent, choose_action
 from pis_env.aec import mask_array
 from pis_env.cards import cards_of, mask_of
 from pis_env.engine import DRAW, NOMINATE_BASE, PASS, GameState
@@ -382,3 +382,28 @@ def test_an_observation_without_a_legal_action_is_refused():
         MonteCarloAgent(seed=0).act(observation)
     assert str(error.value) == ("no legal action in this observation: it is not this "
                                 "agent's turn")
+
+
+@pytest.mark.parametrize("scores,confidence,expected", [
+    # a tie keeps the heuristic's move, however little confidence is asked for
+    ([[1, 3], [3, 1]], -1.0, 7),
+    # better on average but within the noise of the paired difference: kept
+    ([[10, 9], [10, 12], [10, 9], [10, 12]], 1.0, 7),
+    # two rows are enough for a standard error: clearly better, overruled
+    ([[0, 5], [0, 6]], 1.5, 3),
+    # one row has no standard error: only confidence 0 or less overrules
+    ([[0, 5]], 0.0, 3),
+    ([[0, 5]], 0.5, 7),
+    ([[0, 5]], 1.5, 7),
+])
+def test_the_heuristics_move_is_overruled_only_on_clear_evidence(scores, confidence,
+                                                                  expected):
+    """Columns: the heuristic's move 7, then the search's best 3 (in that order of the
+    actions, so that a tie's argmax is the other move)."""
+    scores = np.asarray(scores, float)
+    if expected == 7 and scores[:, 1].mean() == scores[:, 0].mean():
+        actions = [3, 7]
+        scores = scores[:, ::-1]
+    else:
+        actions = [7, 3]
+    assert choose_action(actions, scores, fallback=7, confidence=confidence) == expected
