@@ -391,6 +391,8 @@ def test_an_observation_without_a_legal_action_is_refused():
     ([[10, 9], [10, 12], [10, 9], [10, 12]], 1.0, 7),
     # two rows are enough for a standard error: clearly better, overruled
     ([[0, 5], [0, 6]], 1.5, 3),
+    # exactly ``confidence`` standard errors better (mean 2, standard error 1) is not enough
+    ([[0, 1], [0, 3]], 2.0, 7),
     # one row has no standard error: only confidence 0 or less overrules
     ([[0, 5]], 0.0, 3),
     ([[0, 5]], 0.5, 7),

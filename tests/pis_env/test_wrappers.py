@@ -205,3 +205,188 @@ def test_an_illegal_opponent_move_can_raise():
                 env.step(int(env.action_masks().argmax()))
     with pytest.raises(ValueError, match="opponent_illegal"):
         SingleAgentEnv(opponent_illegal="ignore")
+
+
+# ---------------------------------------------------------------------- details, one by one
+def test_the_uniform_random_opponent_is_reproducible_from_its_seed():
+    from pis_env.wrappers import UniformRandomPolicy
+
+    observation = {"action_mask": np.ones(58, dtype=np.int8)}
+    first, second, other = (UniformRandomPolicy(3), UniformRandomPolicy(3),
+                            UniformRandomPolicy(4))
+    moves = [first.act(observation) for _ in range(20)]
+    assert moves == [second.act(observation) for _ in range(20)]
+    assert moves != [other.act(observation) for _ in range(20)]
+
+
+def test_a_bot_name_as_opponent_is_refused_saying_what_to_pass():
+    with pytest.raises(TypeError) as error:
+        SingleAgentEnv(opponents="heuristic")
+    assert str(error.value) == (
+        "opponents='heuristic': the single-agent view takes agent objects, e.g. "
+        "opponents=agents.make('heuristic', num_players=n); bot names and {name: weight} "
+        "mixes are for gymnasium.make_vec, whose batched engine plays them")
+
+
+def test_the_learner_sits_at_seat_0_by_default():
+    assert SingleAgentEnv(num_players=3).reset(seed=0)[1]["seat"] == 0
+
+
+def test_the_league_sampler_draws_from_the_envs_own_generator():
+    seen = []
+
+    def sampler(rng):
+        seen.append(rng)
+        return _first_legal
+
+    env = SingleAgentEnv(opponent_sampler=sampler)
+    env.reset(seed=0)
+    assert seen == [env.np_random]
+
+
+class SeedRecorder:
+    """An opponent that remembers the seeds its resets were given."""
+
+    def __init__(self):
+        self.seeds = []
+
+    def reset(self, seed=None):
+        self.seeds.append(seed)
+
+    def act(self, observation):
+        return _first_legal(observation)
+
+
+def test_opponents_are_reseeded_from_the_whole_63_bit_range():
+    recorder = SeedRecorder()
+    env = SingleAgentEnv(opponents=recorder)
+    for seed in range(30):
+        env.reset(seed=seed)
+    unseeded = SingleAgentEnv(opponents=SeedRecorder())
+    unseeded.np_random = np.random.default_rng(0)
+    for _ in range(30):
+        unseeded.reset()
+    for seeds in (recorder.seeds, unseeded.opponents[0].seeds):
+        assert len(set(seeds)) == 30 and max(seeds) > 2**62 and max(seeds) < 2**63
+
+
+def test_an_unseeded_first_reset_follows_the_envs_generator():
+    """The deal and the opponents' seeds of an unseeded first reset come from
+    ``np_random``: set it, and the episode is reproducible."""
+    def first_episode():
+        recorder = SeedRecorder()
+        env = SingleAgentEnv(opponents=recorder)
+        env.np_random = np.random.default_rng(11)
+        obs, _ = env.reset()
+        return obs, recorder.seeds, env.game.hands
+
+    (obs_a, seeds_a, hands_a), (obs_b, seeds_b, hands_b) = first_episode(), first_episode()
+    assert np.array_equal(obs_a, obs_b) and seeds_a == seeds_b and hands_a == hands_b
+
+
+def test_the_seeds_of_an_unseeded_first_reset_span_63_bits(monkeypatch):
+    seeds = []
+    original = pis_env.aec.raw_env.reset
+
+    def spy(self, seed=None, options=None):
+        seeds.append(seed)
+        return original(self, seed=seed, options=options)
+
+    monkeypatch.setattr(pis_env.aec.raw_env, "reset", spy)
+    opponent_seeds = []
+    for k in range(30):
+        recorder = SeedRecorder()
+        env = SingleAgentEnv(opponents=recorder)
+        env.np_random = np.random.default_rng(k)
+        env.reset()
+        env.reset()  # later unseeded resets let the table's own generator go on
+        opponent_seeds.append(recorder.seeds[0])
+    assert seeds[1::2] == [None] * 30
+    assert len(set(seeds[::2])) == 30 and 2**62 < max(seeds[::2]) < 2**63
+    # and the opponents' seed stream is seeded from 63 bits of it too: 30 envs, 30 streams
+    assert len(set(opponent_seeds)) == 30
+
+
+def test_action_masks_are_booleans():
+    env = SingleAgentEnv()
+    env.reset(seed=0)
+    assert env.action_masks().dtype == np.bool_
+
+
+def test_the_full_view_is_drawn_from_the_learners_seat_after_the_deal_too():
+    for seed in range(40):
+        env = SingleAgentEnv(opponents=_first_legal, learner_seat=1,
+                             render_mode="rgb_array", render_view="full")
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(int(env.action_masks().argmax()))
+            done = terminated or truncated
+        if env.aec.agent_selection != "player_1":
+            break
+    else:
+        raise AssertionError("no deal ended with another seat to move")
+    frame = env.render()
+    assert np.array_equal(frame, env.aec.render_seat(1, reveal=True))
+    assert not np.array_equal(frame, env.aec.render_seat(0, reveal=True))
+
+
+def test_an_illegal_opponent_move_is_reported_word_for_word():
+    cheater = Cheater()
+    env = SingleAgentEnv(opponents=cheater, learner_seat=1, opponent_illegal="raise")
+    for seed in range(10):
+        try:
+            env.reset(seed=seed)
+            while env.action_masks().any():
+                env.step(int(env.action_masks().argmax()))
+        except pis_env.IllegalActionError as error:
+            message = str(error)
+            break
+    legal = message.split("(legal: ")[1].rstrip(")")
+    assert message == (f"opponent {cheater!r} at player_0 returned the illegal action 57 "
+                       f"(legal: {legal})")
+    assert legal.startswith("[") and "56" in legal and "57" not in legal
+
+
+def test_the_illegal_move_warning_points_at_the_callers_line():
+    env = SingleAgentEnv(opponents=Cheater(), learner_seat=1)
+    with pytest.warns(RuntimeWarning) as caught:
+        for seed in range(10):
+            env.reset(seed=seed)
+            while env.action_masks().any():
+                env.step(int(env.action_masks().argmax()))
+    warning = caught[0]
+    assert warning.filename == __file__
+    assert str(warning.message).endswith(
+        ": it forfeits the deal; info['opponent_illegal_actions'] counts these (warned "
+        "once per opponent)")
+
+
+def test_an_opponents_zero_d_array_action_is_legal():
+    """``model.predict`` returns a 0-d array: it is played like the integer it holds."""
+    env = SingleAgentEnv(opponents=lambda obs: np.array(_first_legal(obs)), learner_seat=1)
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        while env.action_masks().any():
+            *_, info = env.step(int(env.action_masks().argmax()))
+        assert info["opponent_illegal_actions"] == 0
+
+
+@pytest.mark.parametrize("action,legal", [
+    (0, True), (57, True), (np.int64(3), True), (np.array(3), True),
+    (58, False), (-1, False), (True, False), (np.bool_(True), False), (3.0, False),
+    ("3", False), (None, False), (np.array([3]), False),
+])
+def test_only_an_integer_id_with_a_legal_mask_entry_is_legal(action, legal):
+    from pis_env.wrappers import _is_legal
+
+    mask = np.zeros(58, dtype=np.int8)
+    mask[[0, 1, 3, 57]] = 1
+    assert _is_legal(mask, action) is legal
+
+
+def test_the_v1_env_takes_its_render_mode_and_view():
+    from pis_env import pis_yedili_v1
+
+    env = pis_yedili_v1.env(render_mode="ansi", render_view="full")
+    assert env.unwrapped.render_mode == "ansi" and env.unwrapped.render_view == "full"
