@@ -390,3 +390,30 @@ def test_the_v1_env_takes_its_render_mode_and_view():
 
     env = pis_yedili_v1.env(render_mode="ansi", render_view="full")
     assert env.unwrapped.render_mode == "ansi" and env.unwrapped.render_view == "full"
+    parallel = pis_yedili_v1.parallel_env(render_mode="ansi", render_view="full",
+                                          num_players=3)
+    table = parallel.aec_env.unwrapped
+    assert (table.render_mode, table.render_view, table.rules.num_players) == ("ansi",
+                                                                               "full", 3)
+    assert pis_yedili_v1.parallel_env().aec_env.unwrapped.render_view == "current"
+
+
+def test_bad_arguments_are_refused_word_for_word():
+    cases = [
+        ({"opponent_illegal": "ignore"},
+         "opponent_illegal='ignore': allowed values are 'warn', 'raise'"),
+        ({"learner_seat": 3, "num_players": 3},
+         "learner_seat=3: must be a seat index in 0..2, or None"),
+        ({"opponents": [_first_legal], "num_players": 3},
+         "need 2 opponents for 3 players, got 1"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as error:
+            SingleAgentEnv(**kwargs)
+        assert str(error.value) == message
+
+
+def test_before_the_first_reset_no_action_is_legal():
+    env = SingleAgentEnv()
+    assert env.action_masks().dtype == np.bool_ and not env.action_masks().any()
+    assert env.legal_mask.dtype == np.int8 and env.legal_mask.shape == (58,)
