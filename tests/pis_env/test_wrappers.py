@@ -355,9 +355,17 @@ def test_the_illegal_move_warning_points_at_the_callers_line():
             env.reset(seed=seed)
             while env.action_masks().any():
                 env.step(int(env.action_masks().argmax()))
-    warning = caught[0]
-    assert warning.filename == __file__
-    assert str(warning.message).endswith(
+    assert caught[0].filename == __file__
+
+
+def test_the_illegal_move_warning_says_what_follows():
+    env = SingleAgentEnv(opponents=Cheater(), learner_seat=1)
+    with pytest.warns(RuntimeWarning) as caught:
+        for seed in range(10):
+            env.reset(seed=seed)
+            while env.action_masks().any():
+                env.step(int(env.action_masks().argmax()))
+    assert str(caught[0].message).endswith(
         ": it forfeits the deal; info['opponent_illegal_actions'] counts these (warned "
         "once per opponent)")
 

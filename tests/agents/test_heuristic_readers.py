@@ -1,0 +1,53 @@
+"""The heuristic's two readers of a position (``decoded_action`` from
+``decode_observation``'s dict, ``ObservationReader`` from the vector) on the cases played
+games reach rarely: an answer to pending sevens that only the sevens rule decides, and the
+match standing, checked against the decoder's own reading."""
+
+from __future__ import annotations
+
+import agents
+from agents.heuristic import DEFAULT_PARAMS, Table
+from agents.heuristic.bot import ObservationReader, decoded_action
+from pis_env import pis_yedili_v0
+from pis_env.cards import mask_of
+from pis_env.engine import DRAW
+from pis_env.observation import decode_observation
+from pis_env.rules import Rules
+
+
+def test_pending_sevens_are_answered_by_the_sevens_rule():
+    """With a 7 on the pile and two 7s in hand, the rule keeps the seven whose suit stays
+    longer in hand, Jacks aside: 7♣ and 7♦ leave one such card each (A♣; 4♦, with J♦ not
+    counted), so the tie goes to the lower id, 7♣ (5). The rule for ordinary plays would
+    play 7♦ (18)."""
+    hand = [32, 5, 15, 12, 18, 49, 22]
+    decoded = {
+        "hand": hand, "discard": [31], "top_card": 31, "drew_on_suit": [[]],
+        "active_suit": 2, "pending_sevens": 1, "phase": "play", "has_drawn": False,
+        "direction": 1, "hand_sizes": [7, 5], "stock_size": 20,
+    }
+    table = Table(2, Rules(num_players=2), DEFAULT_PARAMS)
+    legal = mask_of([5, 18]) | (1 << DRAW)
+    assert decoded_action(decoded, legal, table) == 5
+    assert decoded_action({**decoded, "pending_sevens": 0}, legal, table) == 18
+
+
+def test_the_match_standing_is_read_as_the_decoder_reads_it():
+    reader = ObservationReader(3, 3)
+    heuristic = agents.make("heuristic", num_players=3, num_deals=3)
+    seen_deals, totals = set(), set()
+    for seed in range(2):
+        env = pis_yedili_v0.env(num_players=3, num_deals=3)
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            decoded = decode_observation(observation["observation"], 3, 3)
+            assert reader.standing(observation["observation"]) == (decoded["deal"],
+                                                                   decoded["scores"])
+            seen_deals.add(decoded["deal"])
+            totals.update(decoded["scores"])
+            env.step(None if terminated or truncated else heuristic.act(observation))
+    assert seen_deals == {0, 1, 2} and max(totals) > 50
+    one_deal = pis_yedili_v0.env(num_players=3)
+    one_deal.reset(seed=0)
+    assert ObservationReader(3, 1).standing(one_deal.last()[0]["observation"]) is None
