@@ -241,14 +241,6 @@ MUTANTS: list[Mutant] = [
         test="tests/pis_env/test_cards.py::test_parse_bad_raises_value_error",
         why="bytes are read as a card name (a misleading 'not a card name' error)",
     ),
-    Mutant(
-        name="wrapper-masks-allow-everything",
-        file="pis_env/wrappers.py",
-        old="        return self._mask.astype(bool)\n",
-        new="        return np.ones_like(self._mask, dtype=bool)\n",
-        test="tests/pis_env/test_wrappers.py::test_maskable_ppo_smoke_run",
-        why="the single-agent view hands MaskablePPO a mask with every action legal",
-    ),
     # ---- one way to do each thing (issue 21, code side) ----
     Mutant(
         name="missing-weights-said-corrupt",
