@@ -10,7 +10,7 @@ from agents.heuristic import DEFAULT_PARAMS, Table
 from agents.heuristic.bot import ObservationReader, decoded_action
 from pis_env import pis_yedili_v0
 from pis_env.cards import mask_of
-from pis_env.engine import DRAW
+from pis_env.engine import DRAW, PHASE_NAMES
 from pis_env.observation import decode_observation
 from pis_env.rules import Rules
 
@@ -51,3 +51,33 @@ def test_the_match_standing_is_read_as_the_decoder_reads_it():
     one_deal = pis_yedili_v0.env(num_players=3)
     one_deal.reset(seed=0)
     assert ObservationReader(3, 1).standing(one_deal.last()[0]["observation"]) is None
+
+
+def _expected_facts(decoded) -> tuple:
+    """``ObservationReader.read``'s tuple, built from the decoder's dict."""
+    voids = [0] + [sum(1 << s for s in row) for row in decoded["drew_on_suit"]]
+    top = decoded["top_card"]
+    return (mask_of(decoded["hand"]), -1 if top is None else top, decoded["active_suit"],
+            decoded["pending_sevens"], PHASE_NAMES.index(decoded["phase"]),
+            decoded["has_drawn"], decoded["direction"], decoded["hand_sizes"],
+            decoded["stock_size"], mask_of(decoded["discard"]), voids)
+
+
+def test_the_vector_reader_reads_what_the_decoder_reads():
+    """Every fact the heuristic takes from the vector, at every decision of a few deals
+    (the first, before the opening, included), at 2 and 4 players."""
+    for n in (2, 4):
+        reader = ObservationReader(n, 1)
+        heuristic = agents.make("heuristic", num_players=n)
+        openings = 0
+        for seed in range(3):
+            env = pis_yedili_v0.env(num_players=n)
+            env.reset(seed=seed)
+            for _agent in env.agent_iter():
+                observation, _, terminated, truncated, _ = env.last()
+                vector = observation["observation"]
+                decoded = decode_observation(vector, n)
+                assert reader.read(vector) == _expected_facts(decoded)
+                openings += decoded["top_card"] is None
+                env.step(None if terminated or truncated else heuristic.act(observation))
+        assert openings >= 3
