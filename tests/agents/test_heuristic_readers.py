@@ -5,13 +5,15 @@ match standing, checked against the decoder's own reading."""
 
 from __future__ import annotations
 
+import numpy as np
+
 import agents
-from agents.heuristic import DEFAULT_PARAMS, Table
+from agents.heuristic import DEFAULT_PARAMS, Table, state_action
 from agents.heuristic.bot import ObservationReader, decoded_action
 from pis_env import pis_yedili_v0
 from pis_env.cards import mask_of
-from pis_env.engine import DRAW, PHASE_NAMES
-from pis_env.observation import decode_observation
+from pis_env.engine import DRAW, PHASE_NAMES, GameState
+from pis_env.observation import ObservationEncoder, decode_observation
 from pis_env.rules import Rules
 
 
@@ -81,3 +83,29 @@ def test_the_vector_reader_reads_what_the_decoder_reads():
                 openings += decoded["top_card"] is None
                 env.step(None if terminated or truncated else heuristic.act(observation))
         assert openings >= 3
+
+
+def _random_play_until(rules: Rules, seed: int, moves: int) -> GameState:
+    game = GameState(rules, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(moves):
+        legal = game.legal_actions()
+        game.apply(legal[rng.integers(len(legal))])
+    return game
+
+
+def test_the_engine_reader_passes_the_pending_sevens_on():
+    """Positions (found by random play) where the sevens rule and the ordinary one answer
+    pending sevens differently: the engine-level policy must take the sevens rule, as the
+    decoded reader does."""
+    rules = Rules(num_players=2)
+    table = Table(2, rules, DEFAULT_PARAMS)
+    encoder = ObservationEncoder(2)
+    for seed, moves in ((44, 7), (50, 27), (79, 85)):
+        game = _random_play_until(rules, seed, moves)
+        assert game.pending_sevens
+        decoded = decode_observation(encoder.encode(game, game.current), 2)
+        by_rule = decoded_action(decoded, game.legal_mask(), table)
+        assert by_rule != decoded_action({**decoded, "pending_sevens": 0},
+                                         game.legal_mask(), table)
+        assert state_action(game, table) == by_rule
