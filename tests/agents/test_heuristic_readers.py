@@ -1,7 +1,8 @@
 """The heuristic's two readers of a position (``decoded_action`` from
 ``decode_observation``'s dict, ``ObservationReader`` from the vector) on the cases played
 games reach rarely: an answer to pending sevens that only the sevens rule decides, and the
-match standing, checked against the decoder's own reading."""
+match standing, checked against the decoder's own reading; and its planner of going out
+in one turn, against a reference written from the rules."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import numpy as np
 
 import agents
 from agents.heuristic import DEFAULT_PARAMS, Table, state_action
-from agents.heuristic.bot import ObservationReader, decoded_action
+from agents.heuristic.bot import ObservationReader, _go_out_multiplier, decoded_action
 from pis_env import pis_yedili_v0
-from pis_env.cards import mask_of
+from pis_env.cards import ACE, EIGHT, JACK, SEVEN, mask_of
 from pis_env.engine import DRAW, PHASE_NAMES, GameState
 from pis_env.observation import ObservationEncoder, decode_observation
 from pis_env.rules import Rules
@@ -109,3 +110,68 @@ def test_the_engine_reader_passes_the_pending_sevens_on():
         assert by_rule != decoded_action({**decoded, "pending_sevens": 0},
                                          game.legal_mask(), table)
         assert state_action(game, table) == by_rule
+
+
+def _going_out(hand: list[int], top_rank: int, suit: int, ace: bool, two_player: bool,
+               plays_left: int = 7) -> int:
+    """Reference for ``_go_out_multiplier``, from the rules: the best multiplier (7: 3,
+    Jack: 2, else 1) of the last card of a chain of at most seven plays this turn that
+    empties ``hand``. After an Ace the player plays again (its suit, an Ace or a Jack);
+    at two players an 8 skips the opponent, so the player goes on; on a Jack only the
+    nominated suit follows (no Jack on a Jack)."""
+    if plays_left == 0:
+        return 0
+
+    def playable(card: int) -> bool:
+        s, r = divmod(card, 13)
+        if ace:
+            return s == suit or r in (ACE, JACK)
+        if top_rank == JACK:
+            return s == suit and r != JACK
+        return s == suit or r in (top_rank, JACK)
+
+    options = [c for c in hand if playable(c)]
+    if len(hand) == 1:
+        if not options:
+            return 0
+        rank = hand[0] % 13
+        return 3 if rank == SEVEN else 2 if rank == JACK else 1
+    best = 0
+    for card in options:
+        s, r = divmod(card, 13)
+        rest = [c for c in hand if c != card]
+        if r == ACE:
+            best = max(best, _going_out(rest, r, s, True, two_player, plays_left - 1))
+        elif r == EIGHT and two_player:
+            best = max(best, _going_out(rest, r, s, False, two_player, plays_left - 1))
+    return best
+
+
+def test_the_going_out_planner_finds_the_chains_the_rules_allow():
+    """Random hands heavy in Aces, 8s, Jacks and 7s, against the reference above."""
+    rng = np.random.default_rng(0)
+    chain_cards = [13 * s + r for s in range(4) for r in (ACE, EIGHT, JACK, SEVEN)]
+    found = 0
+    for _ in range(3000):
+        size = int(rng.integers(1, 6))
+        pool = chain_cards if rng.random() < 0.8 else list(range(52))
+        hand = sorted(rng.choice(pool, size=size, replace=False).tolist())
+        top_rank, suit = int(rng.integers(13)), int(rng.integers(4))
+        ace, two_player = bool(rng.random() < 0.3), bool(rng.random() < 0.5)
+        expected = _going_out(hand, top_rank, suit, ace, two_player)
+        assert _go_out_multiplier(mask_of(hand), top_rank, suit, ace, two_player) == \
+            expected, (hand, top_rank, suit, ace, two_player)
+        found += expected > 0
+    assert found > 300
+
+
+def test_the_going_out_planner_looks_seven_plays_deep():
+    """At two players, Aces and 8s chain: seven cards go out in seven plays, eight do not
+    (the planner's depth)."""
+    chain = [12, 25, 38, 51, 6, 19, 32]  # four Aces, three 8s
+    seven = sorted(chain[:6] + [45])     # ... then the 8 of spades
+    eight = sorted(chain + [45])
+    assert _going_out(seven, EIGHT, 0, False, True) == 1
+    assert _go_out_multiplier(mask_of(seven), EIGHT, 0, False, True) == 1
+    assert _going_out(eight, EIGHT, 0, False, True) == 0
+    assert _go_out_multiplier(mask_of(eight), EIGHT, 0, False, True) == 0
