@@ -467,7 +467,6 @@ class ObservationReader:
         self._pending = o["pending_sevens"].start
         self._phase = o["phase"].start
         self._drawn = o["has_drawn"].start
-        self._direction = o["direction"].start
         self._sizes = o["hand_sizes"]
         self._stock = o["stock_size"].start
         self._discard = o["discard"].start

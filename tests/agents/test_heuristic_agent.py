@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents.heuristic import HeuristicAgent, mask_int
-from agents.heuristic.bot import table_rules
+from agents.heuristic.bot import ObservationReader, table_rules
 from pis_env import pis_yedili_v0
 from pis_env.aec import mask_array
 from pis_env.engine import GameState
@@ -98,3 +98,23 @@ def test_an_unknown_rules_keyword_names_up_to_three_near_options():
         "unexpected keyword argument 'num_plaenalty': not a rules option; did you mean "
         "seven_penalty, num_players, num_deals? (the options: "
         + ", ".join(Rules.keys()) + ")")
+
+
+def test_an_unknown_rules_keyword_with_no_near_option_lists_them_all():
+    with pytest.raises(TypeError) as error:
+        table_rules(None, 2, 1, zzz=1)
+    assert str(error.value) == ("unexpected keyword argument 'zzz': not a rules option "
+                                "(the options: " + ", ".join(Rules.keys()) + ")")
+
+
+def test_rules_of_another_type_are_refused():
+    with pytest.raises(ValueError) as error:
+        table_rules(5, 2, 1)
+    assert str(error.value) == "rules must be a Rules or a dict of options, got 5"
+
+
+def test_the_reader_defaults_to_a_one_deal_table():
+    observation = next(_observations(2, 1))
+    assert ObservationReader(2).standing(observation["observation"]) is None
+    assert ObservationReader(2).read(observation["observation"]) == \
+        ObservationReader(2, 1).read(observation["observation"])
