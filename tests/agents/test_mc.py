@@ -54,9 +54,9 @@ def test_with_reshuffles_only_the_table_size_starts_over():
 
 
 @pytest.mark.parametrize("action,pending,before,after", [
-    (13, 0, 0b0011, 0b0001),              # a heart played: the heart hint goes
+    (13, 0, 0b0011, 0b0001),              # a diamond played: the diamond hint goes
     (3 * 13 + 5, 0, 0b1111, 0b0111),      # a spade played
-    (DRAW, 0, 0b0001, 0b0101),            # a draw on diamonds (the active suit)
+    (DRAW, 0, 0b0001, 0b0101),            # a draw on hearts (the active suit)
     (DRAW, 2, 0b0001, 0b0001),            # a penalty draw says nothing of the suit
     (PASS, 0, 0b0001, 0b0001),            # a pass changes nothing
     (NOMINATE_BASE + 3, 0, 0b0001, 0b0001),
