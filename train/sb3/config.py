@@ -32,9 +32,11 @@ from train.common.schema import (  # noqa: F401  (re-exported: the config API of
 @dataclass
 class PPOConfig:
     learning_rate: float = param(5.0e-4, "Adam step size of the PPO updates", gt=0)
-    lr_schedule: str = param("constant", "constant, or linear: annealed to lr_final_fraction "
-                             "of learning_rate at total_timesteps",
-                             choices=("constant", "linear"))
+    lr_schedule: str = param("constant", "constant; linear: annealed to lr_final_fraction "
+                             "of learning_rate at total_timesteps; budget: the same, at "
+                             "whichever limit stops the run first (total_timesteps or "
+                             "max_minutes)",
+                             choices=("constant", "linear", "budget"))
     lr_final_fraction: float = param(0.1, "the linear schedule's final fraction", ge=0, le=1)
     n_steps: int = param(32, "steps per env per rollout", gt=0)
     batch_size: int = param(8192, "minibatch size of the PPO updates", gt=0)

@@ -131,15 +131,43 @@ class LinearSchedule:
         return self.lr * (self.final + (1.0 - self.final) * progress_remaining)
 
 
-def make_model(cfg: dict, vec_env, run_dir: Path):
-    """A MaskablePPO with the config's hyperparameters (and privileged critic)."""
+@dataclass(frozen=True)
+class BudgetSchedule:
+    """``LinearSchedule`` over whichever limit stops the run first: a run that
+    ``max_minutes`` stops before ``total_timesteps`` reaches ``lr * final`` at the time
+    limit instead of stopping with its step schedule barely begun. ``budget`` is the
+    run's ``train.common.callbacks.Budget`` (the clock counts every session of a run)."""
+
+    lr: float
+    final: float
+    budget: object
+
+    def __call__(self, progress_remaining: float) -> float:
+        remaining = progress_remaining
+        if self.budget.limit_s is not None:
+            remaining = min(remaining, 1.0 - self.budget.elapsed() / self.budget.limit_s)
+        return LinearSchedule(self.lr, self.final)(max(0.0, remaining))
+
+
+def learning_rate(ppo: dict, budget=None):
+    """The ``learning_rate`` argument of the config's ``ppo.lr_schedule``."""
+    lr, final = float(ppo["learning_rate"]), float(ppo["lr_final_fraction"])
+    if ppo["lr_schedule"] == "constant":
+        return lr
+    if ppo["lr_schedule"] == "linear" or budget is None:
+        return LinearSchedule(lr, final)
+    return BudgetSchedule(lr, final, budget)
+
+
+def make_model(cfg: dict, vec_env, run_dir: Path, budget=None):
+    """A MaskablePPO with the config's hyperparameters (and privileged critic); ``budget``
+    (the run's limits) is what ``lr_schedule: budget`` anneals over."""
     import torch
     from sb3_contrib import MaskablePPO
 
     from train.sb3.policy import PrivilegedCriticPolicy, hidden_columns, hide_from_actor
 
     ppo, policy, rules = cfg["ppo"], cfg["policy"], cfg["rules"]
-    lr = float(ppo["learning_rate"])
     policy_class: object = "MlpPolicy"
     policy_kwargs = {"net_arch": list(policy["net_arch"]), "ortho_init": policy["ortho_init"],
                      "activation_fn": {"tanh": torch.nn.Tanh,
@@ -157,8 +185,7 @@ def make_model(cfg: dict, vec_env, run_dir: Path):
     model = MaskablePPO(
         policy_class,
         vec_env,
-        learning_rate=(lr if ppo["lr_schedule"] == "constant"
-                       else LinearSchedule(lr, float(ppo["lr_final_fraction"]))),
+        learning_rate=learning_rate(ppo, budget),
         n_steps=ppo["n_steps"],
         batch_size=ppo["batch_size"],
         n_epochs=ppo["n_epochs"],
@@ -428,14 +455,14 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
                                gamma=cfg["ppo"]["gamma"])
 
     # 3. model
-    model = make_model(cfg, vec_env, run_dir)
+    max_minutes = cfg["max_minutes"]  # the clock runs from here, pretraining included
+    budget = Budget(total, None if max_minutes is None else 60.0 * float(max_minutes),
+                    elapsed_before=float(start.state.get("train_seconds", 0.0)))
+    model = make_model(cfg, vec_env, run_dir, budget)
     start.restore_model(model, vec_env)
     if start.resumed:
         say(f"resuming {run_dir} from step {start.step:,} "
             f"({start.checkpoint.path.name}, pool of {len(league.snapshots)})")
-    max_minutes = cfg["max_minutes"]  # the clock runs from here, pretraining included
-    budget = Budget(total, None if max_minutes is None else 60.0 * float(max_minutes),
-                    elapsed_before=float(start.state.get("train_seconds", 0.0)))
     live = LiveRun(cfg, run_dir, model, league, vec_env, budget, start.state.get("pretrain"))
 
     # 4. pretraining: a new run imitates its teacher in the same envs (or labelled data)
