@@ -310,6 +310,42 @@ def test_opponent_models_give_what_they_claim(n):
                                    0.25 * probs[heuristic][i] + 0.75 * probs[models[0]][i])
 
 
+def test_the_network_model_at_a_temperature_and_at_its_edges():
+    """At temperature T the probabilities are the policy's raised to 1/T and
+    renormalised; one row and no rows; an action id past the last is impossible; the
+    policy file is read once per process; refusals word for word."""
+    n = 2
+    rows, observations = _positions(n, 12, 5)
+    cfg = rules_vector(Rules(num_players=n))
+    path = f"models/ppo_{n}p.zip"
+    reference = load_policy(path, n, 1)
+    hot = NetworkModel(path, n, temperature=2.0)
+    assert NetworkModel(path, n).policy is hot.policy and hot.num_players == n
+    for i, obs in enumerate(observations):
+        legal = obs["action_mask"].astype(bool)
+        want = reference.probabilities(obs["observation"], legal) ** 0.5
+        want /= want.sum()
+        got = [hot.probs(rows[i:i + 1], np.array([a]), cfg)[0] for a in range(58)]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-7)
+    assert hot.probs(rows[:0], np.zeros(0, dtype=np.int64), cfg).shape == (0,)
+    assert hot.probs(rows[:2], np.array([58, 58]), cfg).tolist() == [0.0, 0.0]
+    for t in (0.05, 100.0):
+        assert NetworkModel(path, n, temperature=t).temperature == t
+    for t in (0.049, 100.5):
+        with pytest.raises(ValueError) as e:
+            NetworkModel(path, n, temperature=t)
+        assert str(e.value) == f"temperature={t!r}: must be in [0.05, 100]"
+    with pytest.raises(ValueError) as e:
+        NetworkModel("models/none.zip", n)
+    assert str(e.value) == "network opponent model: no policy file 'models/none.zip'"
+
+
+def test_models_name_themselves():
+    assert repr(UniformModel()) == "UniformModel()"
+    mix = MixtureModel([(1.0, UniformModel()), (3.0, UniformModel())])
+    assert repr(mix) == "MixtureModel(0.25 UniformModel(), 0.75 UniformModel())"
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="particles"):
         ParticleBelief(2, particles=3)

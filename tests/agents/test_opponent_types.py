@@ -214,3 +214,75 @@ def test_the_repeated_opponent_mode_carries_the_posterior_between_rotations(monk
     drop = ("elapsed_s", "workers")
     assert ({k: v for k, v in one.to_dict().items() if k not in drop}
             == {k: v for k, v in two.to_dict().items() if k not in drop})
+
+
+def _posterior_by_hand(prior: np.ndarray, loglik: np.ndarray) -> np.ndarray:
+    """prior x likelihood, normalised over the types, one (world, seat) at a time, in
+    plain Python: the reference for the filter's vectorised posteriors."""
+    import math
+
+    out = np.empty_like(loglik)
+    for p in range(loglik.shape[0]):
+        for seat in range(loglik.shape[1]):
+            z = [prior[seat, t] + loglik[p, seat, t] for t in range(loglik.shape[2])]
+            top = max(z)
+            e = [math.exp(v - top) for v in z]
+            out[p, seat] = [v / sum(e) for v in e]
+    return out
+
+
+def test_each_worlds_type_posterior_is_its_prior_times_its_likelihood():
+    """Log-likelihoods far below zero, as a long match makes them: the posterior of each
+    world and seat is normalised on its own and stays finite."""
+    belief = _series("greedy", 1, seed=3)
+    rng = np.random.default_rng(0)
+    far = -3000.0 * (np.arange(belief.particles) % 3)[:, None, None]  # 0, -3000, -6000
+    belief.loglik[:] = far + 40.0 * rng.standard_normal(belief.loglik.shape)
+    idx = np.array([5, 0, 5, 17, 1])
+    got = belief.world_type_posterior(idx)
+    want = _posterior_by_hand(belief.seat_logprior, belief.loglik[idx])
+    assert np.isfinite(got).all()
+    assert np.allclose(got, want, atol=1e-12)
+
+
+def test_an_opponent_prior_is_normalised_per_seat_and_checked_for_shape():
+    belief = ParticleBelief(2, particles=8, opponent_model=TYPES_MODEL, seed=0)
+    t = len(belief.types)
+    raw = np.array([np.arange(t, dtype=float), 2.0 * np.arange(t) + 7.0])
+    belief.set_opponent_prior(raw)
+    assert np.allclose(np.exp(belief.seat_logprior).sum(axis=1), 1.0)
+    assert np.allclose(belief.seat_logprior - raw, (belief.seat_logprior - raw)[:, :1])
+    with pytest.raises(ValueError) as e:
+        belief.set_opponent_prior(np.zeros((3, t)))
+    assert str(e.value) == f"an opponent prior of shape (3, {t}): expected (2, {t})"
+
+
+def test_forgetting_the_opponents_leaves_no_evidence_in_any_world():
+    belief = _series("hoarder", 1, seed=7)
+    belief.forget_opponents()
+    prior = np.exp(belief.type_logprior)
+    post = belief.world_type_posterior(np.arange(belief.particles))
+    assert np.allclose(post, prior / prior.sum())
+
+
+def test_before_any_decision_the_opponent_prior_is_the_one_given():
+    """A type given less than the floor the carried posterior keeps (1e-6) keeps its
+    given prior until a decision is seen."""
+    belief = ParticleBelief(2, particles=8, opponent_model=TYPES_MODEL, seed=0)
+    t = len(belief.types)
+    given = np.log(np.full((2, t), 1.0))
+    given[1, 0] = np.log(1e-9)
+    belief.set_opponent_prior(given)
+    env = pis_yedili_v1.raw_env(num_players=2)
+    env.reset(seed=1)
+    belief.observe(decode_observation(env.observe("player_0")["observation"], 2, 1, 1))
+    assert belief.used == 0 and belief.st is not None
+    assert np.allclose(belief.opponent_prior(), belief.seat_logprior)
+
+
+def test_the_worlds_are_int_arrays_of_the_public_sizes():
+    belief = _series("greedy", 1, seed=9)
+    hands, stocks, weights = belief.worlds()
+    assert hands.dtype == np.int64 and stocks.dtype == np.int64
+    assert stocks.shape[1] == int(belief._state[0, K.SLEN] - belief._state[0, K.SPOS])
+    assert weights.sum() == pytest.approx(1.0)
