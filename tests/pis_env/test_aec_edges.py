@@ -1,0 +1,76 @@
+"""The AEC env's edges, read as a user meets them: calls before ``reset()``, the parallel
+view's options, ``state()``'s type, rendering a fixed seat and ``"human"`` mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pis_env
+from pis_env import pis_yedili_v0
+from pis_env.render import render_table
+
+
+@pytest.mark.parametrize("call, words", [
+    ("state", "state() called before reset()"),
+    ("export_history", "export_history() called before reset()"),
+    ("render", "render() called before reset()"),
+])
+def test_calls_before_reset_say_so(call, words):
+    env = pis_env.raw_env(render_mode="ansi")
+    with pytest.raises(RuntimeError) as e:
+        getattr(env, call)()
+    assert str(e.value) == words
+
+
+def test_last_before_reset_is_pettingzoos_own_error():
+    from pettingzoo.utils.env import AECEnv
+
+    with pytest.raises(AttributeError) as ours:
+        pis_env.env().last()
+    with pytest.raises(AttributeError) as theirs:
+        AECEnv.last(pis_env.raw_env())
+    assert "reset" in str(ours.value) and "agent_selection" in str(theirs.value)
+    env = pis_env.env()
+    env.reset(seed=0)
+    obs, reward, term, trunc, info = env.last(observe=False)
+    assert obs is None and reward == 0 and not term and not trunc
+
+
+def test_the_wrapper_prints_as_the_env():
+    assert str(pis_env.env(num_players=3)) == str(pis_env.raw_env(num_players=3))
+
+
+def test_render_without_a_mode_warns_in_words():
+    env = pis_env.raw_env()
+    env.reset(seed=0)
+    with pytest.warns(UserWarning) as record:
+        assert env.render() is None
+    assert "render() called without a render_mode; set render_mode." in str(record[0].message)
+
+
+def test_the_parallel_view_keeps_its_render_settings_and_rules():
+    par = pis_yedili_v0.parallel_env(render_mode="ansi", render_view="player_1",
+                                     num_players=3, draw_rule="one")
+    aec = par.aec_env.unwrapped
+    assert aec.render_mode == "ansi" and aec.render_view == "player_1"
+    assert aec.rules.num_players == 3 and aec.rules.draw_rule == "one"
+    par.reset(seed=4)
+    assert par.render() == render_table(aec.game, 1)
+
+
+def test_a_fixed_seats_view_and_human_mode(capsys):
+    env = pis_env.raw_env(num_players=3, render_mode="human", render_view="player_2")
+    env.reset(seed=5)
+    capsys.readouterr()
+    assert env.render() is None
+    assert capsys.readouterr().out == render_table(env.game, 2) + "\n"
+
+
+def test_state_is_float32_and_a_fresh_array():
+    env = pis_env.raw_env()
+    env.reset(seed=1)
+    first = env.state()
+    assert first.dtype == np.float32 and first.shape == env.state_space.shape
+    first[:] = 7.0
+    assert not np.array_equal(env.state(), first)
