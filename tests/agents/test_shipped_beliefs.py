@@ -57,3 +57,26 @@ def test_the_shipped_belief_gives_the_recorded_probabilities(num_players):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     # the pin is worth something only if the probabilities move with the play
     assert np.abs(np.diff(got, axis=0)).max() > 0.1
+
+
+def test_a_belief_file_is_read_whole_and_another_kind_is_refused(tmp_path):
+    from agents.belief.tracker import FEATURE_NAMES, BeliefModel, model_path
+    from agents.common.weights_file import load_weights_file, save_weights_file
+
+    shipped = model_path(2)
+    model = BeliefModel.load(shipped)
+    data = load_weights_file(shipped)
+    assert model.meta["kind"] == "belief"
+    assert model.meta["features"] == ",".join(FEATURE_NAMES)
+    assert len(model.weights) == int(data["layers"]) >= 2
+    assert all(w.dtype == np.float32 and b.dtype == np.float32 for w, b in model.weights)
+    assert model.mean.dtype == np.float32 and model.std.dtype == np.float32
+    np.testing.assert_array_equal(model.weights[-1][1], data[f"b{len(model.weights) - 1}"])
+    np.testing.assert_array_equal(model.std, data["std"])
+    assert BeliefModel(model.weights, model.mean, model.std).meta == {}
+    payload = {k: v for k, v in data.items() if k != "sha256"}
+    for change in ({"kind": "policy"}, {"features": "hand,top"}):
+        path = save_weights_file(dict(payload, **change), tmp_path / "other.pt")
+        with pytest.raises(ValueError) as e:
+            BeliefModel.load(path)
+        assert str(e.value) == f"{path}: not a belief model with this module's features"
