@@ -133,3 +133,17 @@ def test_a_size_names_the_layout_it_belongs_to():
         "built for observation layout version 0 (pis_yedili_v0), but the table shows layout "
         "version 1 (pis_yedili_v1): seat it at a pis_yedili_v0 table, or use a bot built for "
         "pis_yedili_v1")
+
+
+def test_a_v1_bit_segment_holding_a_fraction_is_refused():
+    """The bit checks read layout 1's own bit segments, not only layout 0's."""
+    for name in ("opp_refused_suits", "opp_refused_ranks", "opp_nominated"):
+        vec = observation_with_events()
+        vec[seg(name).start] = 0.5
+        assert refused(vec) == f"{WHERE}: segment {name!r} must hold only 0/1, found 0.5"
+
+
+def test_the_v1_encoder_defaults_to_one_deal():
+    from pis_env.observation import ObservationEncoderV1
+
+    assert ObservationEncoderV1(N).tensor.shape == (Layout.of(N, 1, 1).size,)
