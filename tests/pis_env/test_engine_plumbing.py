@@ -150,3 +150,30 @@ def test_a_determinized_clone_of_a_scripted_deal_reshuffles_from_its_generator()
     clone.apply(actions[-1])  # the player to move keeps its hand: the same move is legal
     assert len(clone.deal_reshuffles[0]) == 1
     assert sorted(clone.deal_reshuffles[0][0]) == sorted(order)
+
+
+def test_every_action_has_its_name():
+    names = {0: "2C", 51: "AS", 52: "nominate clubs", 55: "nominate spades", 56: "draw",
+             57: "pass", 58: "<invalid action 58>", -1: "<invalid action -1>"}
+    from pis_env.engine import action_name
+
+    assert {a: action_name(a) for a in names} == names
+
+
+def test_an_illegal_action_is_refused_naming_it_and_every_legal_one():
+    from pis_env.engine import IllegalActionError, action_name
+
+    state = GameState(Rules(num_players=2), seed=0)
+    while len(state.legal_actions()) < 3:
+        state.apply(state.legal_actions()[-1])
+    legal = state.legal_actions()
+    bad = next(a for a in range(58) if a not in legal)
+    with pytest.raises(IllegalActionError) as e:
+        state.apply(bad)
+    assert str(e.value) == (
+        f"action {bad} ({action_name(bad)}) is illegal for player_{state.current} in phase "
+        f"{state.phase_name}; legal actions: "
+        + ", ".join(f"{a} ({action_name(a)})" for a in legal))
+    with pytest.raises(IllegalActionError) as e:
+        state.apply(1.5)
+    assert str(e.value).startswith("action 1.5 (?) is illegal for player_")
