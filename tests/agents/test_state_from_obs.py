@@ -1,0 +1,109 @@
+"""Building positions from what a seat sees (``agents.belief.state_from_obs``) and the
+small sampling and scoring helpers of ``agents.belief.tracker``: every argument reaches
+the code it names, checked against a second way of asking for the same thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.belief.state_from_obs import ObservedPosition, state_from_observation
+from agents.belief.tracker import expected_correct, sample_hidden, sample_hidden_batch
+from pis_env import decode_observation, raw_env
+from pis_env.rules import Rules
+
+
+def observation_with_hints(num_players: int = 3, num_deals: int = 1, seed: int = 2):
+    """An ``observe()`` dict of seat 0 to move, some moves in, with a drew-on-suit hint
+    recorded for an opponent (so the void weight matters)."""
+    env = raw_env(num_players=num_players, num_deals=num_deals, draw_rule="until_playable")
+    rng = np.random.default_rng(seed)
+    for attempt in range(50):
+        env.reset(seed=seed + attempt)
+        for _ in range(60):
+            agent = env.agent_selection
+            obs = env.observe(agent)
+            if env.game.deal_over:
+                break
+            if agent == "player_0":
+                decoded = decode_observation(obs["observation"], num_players, num_deals)
+                if any(decoded["drew_on_suit"]):
+                    return obs
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    raise AssertionError("no position with a hint")
+
+
+def same_state(a, b) -> bool:
+    return (a.hands, a.stock, a.current, a.rules) == (b.hands, b.stock, b.current, b.rules)
+
+
+def test_from_observation_reads_the_dict_or_the_vector_and_passes_its_options():
+    obs = observation_with_hints()
+    rules = Rules(num_players=3, draw_rule="until_playable")
+    decoded = decode_observation(obs["observation"], 3)
+    direct = ObservedPosition(decoded, rules, void_weight=0.3)
+    for source in (obs, obs["observation"]):
+        position = ObservedPosition.from_observation(source, 3, rules=rules, void_weight=0.3)
+        assert position.rules == direct.rules and position.void_weight == 0.3
+        assert position.hand == direct.hand and position.sizes == direct.sizes
+        assert same_state(position.sample(np.random.default_rng(1)),
+                          direct.sample(np.random.default_rng(1)))
+    assert ObservedPosition.from_observation(obs, 3).rules.draw_rule == "free"
+
+
+def test_from_observation_of_a_match_reads_its_deals():
+    obs = observation_with_hints(num_players=2, num_deals=2)
+    position = ObservedPosition.from_observation(obs, 2, num_deals=2)
+    assert position.hand == ObservedPosition(
+        decode_observation(obs["observation"], 2, 2)).hand
+    with pytest.raises(ValueError):
+        ObservedPosition.from_observation(obs, 2)  # a one-deal reading of a match vector
+
+
+def test_state_from_observation_is_the_positions_sample_with_every_option():
+    obs = observation_with_hints()
+    rules = Rules(num_players=3, draw_rule="until_playable")
+    decoded = decode_observation(obs["observation"], 3)
+    for weight in (None, 0.05):
+        want = ObservedPosition(decoded, rules, void_weight=weight).sample(
+            np.random.default_rng(9))
+        for source in (obs, decoded):
+            got = state_from_observation(source, 3, rules=rules, rng=9, void_weight=weight)
+            assert same_state(got, want)
+    # the two weights deal differently (the hint matters), and the seed matters
+    states = [state_from_observation(obs, 3, rules=rules, rng=s, void_weight=w).hands
+              for s in range(12) for w in (None, 0.05)]
+    assert states[0::2] != states[1::2]
+    assert len({tuple(h) for h in states[0::2]}) > 1
+    match = observation_with_hints(num_players=2, num_deals=2)
+    assert state_from_observation(match, 2, num_deals=2, rng=1).card_count() == 52
+    with pytest.raises(ValueError):
+        state_from_observation(match, 2, rng=1)  # a one-deal reading of a match vector
+
+
+def test_sample_hidden_keeps_a_forbidden_card_away_from_its_opponent():
+    unseen = np.zeros(52, dtype=bool)
+    unseen[:20] = True
+    belief = np.full((2, 52), 0.3)
+    forbidden = np.zeros((2, 52), dtype=bool)
+    forbidden[0, :10] = True  # opponent 1 holds none of cards 0..9
+    for seed in range(20):
+        hands, stock = sample_hidden(belief, [5, 6, 6], unseen, np.random.default_rng(seed),
+                                     forbidden)
+        assert hands[0] & ((1 << 10) - 1) == 0
+        assert [h.bit_count() for h in hands] == [6, 6] and len(stock) == 8
+        assert sorted(stock + [c for h in hands for c in range(52) if h >> c & 1]) == \
+            list(range(20))
+        batch = sample_hidden_batch(belief, [5, 6, 6], unseen, np.random.default_rng(seed),
+                                    1, forbidden)  # one deal is the batch of one
+        assert (hands, stock) == (batch[0][0].tolist(), batch[1][0].tolist())
+
+
+def test_expected_correct_sums_each_held_cards_chance_for_its_holder():
+    belief = np.zeros((2, 52))
+    belief[0, 3], belief[1, 3] = 0.25, 0.5   # card 3: held by opponent 2
+    belief[0, 7] = 0.75                      # card 7: held by opponent 1
+    belief[1, 9] = 0.9                       # card 9: in the stock (holder 0)
+    holders = np.zeros(52, dtype=np.int64)
+    holders[3], holders[7] = 2, 1
+    assert expected_correct(belief, holders) == pytest.approx(0.5 + 0.75)
