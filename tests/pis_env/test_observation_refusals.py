@@ -147,3 +147,76 @@ def test_the_v1_encoder_defaults_to_one_deal():
     from pis_env.observation import ObservationEncoderV1
 
     assert ObservationEncoderV1(N).tensor.shape == (Layout.of(N, 1, 1).size,)
+
+
+# ------------------------------------------------------------------ layout 0's position
+WHERE_V0 = "not an observation of 2 players and 1 deal(s)"
+
+
+def position_vector():
+    """A real layout-0 observation in the play phase with a plain card on top (not a
+    Jack, not a 7), so each fact below can be broken on its own."""
+    from pis_env import raw_env
+
+    env = raw_env(num_players=N)
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    while True:
+        vec = env.observe(env.agent_selection)["observation"].astype(np.float64)
+        d = decode_observation(vec, N)
+        if d["top_card"] is not None and d["top_card"] % 13 not in (5, 9) and \
+                d["phase"] == "play" and len(d["discard"]) >= 3:
+            return vec, d
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+
+
+def v0_seg(name: str) -> slice:
+    return Layout.of(N, 1, 0).offsets[name]
+
+
+def refused_v0(vec) -> str:
+    with pytest.raises(ValueError) as e:
+        decode_observation(vec, N)
+    return str(e.value)
+
+
+def test_an_impossible_position_is_refused_naming_what_is_wrong():
+    from pis_env.cards import NUM_RANKS
+
+    vec, d = position_vector()
+    top, suit, hand, pile = d["top_card"], d["active_suit"], set(d["hand"]), set(d["discard"])
+    free = [c for c in range(52) if c not in hand and c not in pile]
+
+    v = vec.copy()
+    v[v0_seg("hand").start + free[0]] = 1.0
+    assert refused_v0(v) == (f"{WHERE_V0}: the observer holds {len(hand) + 1} cards but its "
+                             f"hand size says {len(hand)}")
+    v = vec.copy()
+    on_pile = next(c for c in pile if c != top)
+    v[v0_seg("hand").start + on_pile] = 1.0
+    assert refused_v0(v) == (f"{WHERE_V0}: the observer holds {len(hand) + 1} cards but its "
+                             f"hand size says {len(hand)}; a card is both in the hand and on "
+                             "the discard pile")
+    v = vec.copy()
+    v[v0_seg("top_card").start + top] = 0.0
+    assert refused_v0(v) == f"{WHERE_V0}: the top card and the discard pile disagree"
+    v = vec.copy()
+    other = next(c for c in free if c // NUM_RANKS == suit and c % NUM_RANKS not in (5, 9))
+    v[v0_seg("top_card")] = 0.0
+    v[v0_seg("top_card").start + other] = 1.0
+    assert refused_v0(v) == f"{WHERE_V0}: the top card is not on the discard pile"
+    v = vec.copy()
+    v[v0_seg("active_suit")] = 0.0
+    v[v0_seg("active_suit").start + (suit + 1) % 4] = 1.0
+    assert refused_v0(v) == f"{WHERE_V0}: the active suit is not the top card's suit"
+    from pis_env.engine import PHASE_NAMES
+
+    v = vec.copy()
+    v[v0_seg("phase")] = 0.0
+    v[v0_seg("phase").start + PHASE_NAMES.index("nominate")] = 1.0
+    assert refused_v0(v) == f"{WHERE_V0}: phase nominate without a Jack on top"
+    v = vec.copy()
+    v[v0_seg("pending_sevens")] = 0.0
+    v[v0_seg("pending_sevens").start + 1] = 1.0
+    assert refused_v0(v) == f"{WHERE_V0}: sevens pending without a 7 on top"
