@@ -155,7 +155,7 @@ WHERE_V0 = "not an observation of 2 players and 1 deal(s)"
 
 def position_vector():
     """A real layout-0 observation in the play phase with a plain card on top (not a
-    Jack, not a 7), so each fact below can be broken on its own."""
+    Jack, not a 7) and hands of two sizes, so each fact below can be broken on its own."""
     from pis_env import raw_env
 
     env = raw_env(num_players=N)
@@ -165,7 +165,8 @@ def position_vector():
         vec = env.observe(env.agent_selection)["observation"].astype(np.float64)
         d = decode_observation(vec, N)
         if d["top_card"] is not None and d["top_card"] % 13 not in (5, 9) and \
-                d["phase"] == "play" and len(d["discard"]) >= 3:
+                d["phase"] == "play" and len(d["discard"]) >= 3 and \
+                d["hand_sizes"][0] != d["hand_sizes"][1]:
             return vec, d
         mask = env.observe(env.agent_selection)["action_mask"]
         env.step(int(rng.choice(np.flatnonzero(mask))))
