@@ -286,3 +286,65 @@ def test_the_worlds_are_int_arrays_of_the_public_sizes():
     assert hands.dtype == np.int64 and stocks.dtype == np.int64
     assert stocks.shape[1] == int(belief._state[0, K.SLEN] - belief._state[0, K.SPOS])
     assert weights.sum() == pytest.approx(1.0)
+
+
+def test_each_model_set_bot_has_its_own_model():
+    from agents.belief.opponent_models import (
+        HeuristicModel,
+        NetworkModel,
+        UniformModel,
+        panel_model,
+    )
+    from agents.panel.models import StyleModel
+    from agents.ppo import resolve_path
+
+    assert isinstance(panel_model("heuristic"), HeuristicModel)
+    assert isinstance(panel_model("random"), UniformModel)
+    assert panel_model("ppo_v2").num_players == 2
+    for n in (2, 4):
+        net = panel_model("ppo_v2", n)
+        assert isinstance(net, NetworkModel) and net.num_players == n
+        assert net.policy is NetworkModel(f"models/ppo_{n}p_v2.zip", n).policy
+        assert resolve_path(f"models/ppo_{n}p_v2.zip").exists()
+    style = panel_model("hoarder")
+    assert isinstance(style, StyleModel) and style.name == "hoarder"
+    assert style.epsilon == pytest.approx(0.1)  # hoarder plays its style without noise
+    assert panel_model("hoarder", epsilon=0.3).epsilon == pytest.approx(0.3)
+    assert panel_model("greedy_eps").epsilon == pytest.approx(1 - 0.9 * 0.7)
+    batched = ", ".join(m for m in MODEL_SET if m not in NOT_BATCHED)
+    for name in ("mc", "nobody"):
+        with pytest.raises(ValueError) as e:
+            panel_model(name)
+        assert str(e.value) == f"no opponent model for {name!r}: one of {batched}"
+    with pytest.raises(ValueError) as e:
+        panel_model("counter")
+    assert str(e.value) == "'counter' is in the evaluation set: nothing may model it"
+
+
+def test_the_panel_types_default_to_two_players_with_the_networks():
+    from agents.belief.opponent_models import panel_types
+
+    model = panel_types()
+    parts = [m for _, m in model.parts]
+    assert [getattr(m, "bot", None) for m in parts][-2:] == ["self", "random"]
+    self_model = parts[-2]
+    assert self_model.num_players == 2
+    assert self_model.policy is opponent_model("network?path=models/ppo_2p.zip", 2).policy
+    assert np.allclose([w for w, _ in model.parts], 1 / len(parts))
+    noisy = panel_types(4, epsilon=0.5, networks=False)
+    assert {round(m.epsilon, 6) for _, m in noisy.parts if hasattr(m, "epsilon")
+            and m.bot in ("hoarder", "heuristic")} == {0.5}
+    assert all(m.bot != "self" for _, m in noisy.parts[:-1])
+
+
+def test_a_sample_of_worlds_is_drawn_by_weight_and_its_size_is_checked():
+    belief = _series("greedy", 1, seed=2)
+    belief.smoothing = 0.0
+    belief.logw[:] = -1e3
+    belief.logw[3] = 0.0
+    hands, _ = belief.sample(50, np.random.default_rng(0))
+    assert (hands[:, 0] == belief._state[3, K.HAND + 1]).all()
+    for count in (0, (1 << 20) + 1):
+        with pytest.raises(ValueError) as e:
+            belief.sample(count, np.random.default_rng(0))
+        assert str(e.value) == f"count={count}: must be in 1..{1 << 20}"

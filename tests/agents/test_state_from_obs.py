@@ -107,3 +107,31 @@ def test_expected_correct_sums_each_held_cards_chance_for_its_holder():
     holders = np.zeros(52, dtype=np.int64)
     holders[3], holders[7] = 2, 1
     assert expected_correct(belief, holders) == pytest.approx(0.5 + 0.75)
+
+
+def test_log_loss_is_the_mean_surprise_of_each_unseen_cards_true_place():
+    import math
+
+    from agents.belief.tracker import log_loss
+
+    belief = np.zeros((2, 52))
+    belief[0, 0], belief[1, 0] = 0.5, 0.25   # card 0: opponent 1 holds it
+    belief[0, 1], belief[1, 1] = 0.6, 0.6    # card 1: in the stock; over-full, so 0 left
+    belief[1, 2] = 0.2                       # card 2: in the stock, 0.8 left for it
+    holders = np.zeros(52, dtype=np.int64)
+    holders[0] = 1
+    unseen = np.zeros(52, dtype=bool)
+    unseen[:3] = True
+    want = -(math.log(0.5) + math.log(1e-6) + math.log(0.8)) / 3
+    assert log_loss(belief, holders, unseen) == pytest.approx(want)
+    holders[0] = 2
+    assert log_loss(belief, holders, unseen) == pytest.approx(
+        -(math.log(0.25) + math.log(1e-6) + math.log(0.8)) / 3)
+
+
+def test_a_belief_model_is_found_by_name_and_read_once():
+    from agents.belief.tracker import load_model, model_path
+
+    by_name = load_model(4, "belief_2p.pt")  # a name is looked up among the shipped models
+    assert by_name is load_model(2) is load_model(3, str(model_path(2)))
+    assert by_name.meta["kind"] == "belief"
