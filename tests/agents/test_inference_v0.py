@@ -63,7 +63,8 @@ def snap(discard, sizes, pending=0, top="last", suit=0):
     """The fields ``window`` reads of a snapshot; the top card the pile's last unless
     given."""
     return {"discard": list(discard), "hand_sizes": list(sizes), "pending_sevens": pending,
-            "top_card": discard[-1] if top == "last" else top, "active_suit": suit}
+            "top_card": (discard[-1] if discard else None) if top == "last" else top,
+            "active_suit": suit}
 
 
 @pytest.mark.parametrize("rule, cost", [("add", 9), ("double", 12)])
