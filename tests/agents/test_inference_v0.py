@@ -114,3 +114,5 @@ def test_an_ace_and_its_extra_play_and_two_plays_that_are_not():
     two = snap([C2, H4, D9, C3, H7], [4, 4], top=H7, suit=2)
     assert v0_events.window(prev, D9, two, rules) is None
     assert v0_events.window(prev, D9, snap([C2, H4, D9, C3], [4, 5], top=None), rules) is None
+    # a snapshot whose top card is not one the opponent played cannot be rebuilt
+    assert v0_events.window(prev, D9, snap([C2, H4, HA, D9], [4, 5], top=D9), rules) is None
