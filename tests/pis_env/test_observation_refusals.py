@@ -221,3 +221,62 @@ def test_an_impossible_position_is_refused_naming_what_is_wrong():
     v[v0_seg("pending_sevens")] = 0.0
     v[v0_seg("pending_sevens").start + 1] = 1.0
     assert refused_v0(v) == f"{WHERE_V0}: sevens pending without a 7 on top"
+
+
+def test_a_vector_of_the_wrong_size_names_the_layout_it_fits_if_any():
+    v0, v1 = Layout.of(N, 1, 0).size, Layout.of(N, 1, 1).size
+    with pytest.raises(ValueError) as e:
+        decode_observation(np.zeros(v1), N)
+    assert str(e.value) == (f"observation has shape ({v1},); layout version 0 for 2 players "
+                            f"and 1 deals needs ({v0},) (that is layout version 1's size)")
+    with pytest.raises(ValueError) as e:
+        decode_observation(np.zeros(v0 + 1), N)
+    assert str(e.value) == (f"observation has shape ({v0 + 1},); layout version 0 for 2 "
+                            f"players and 1 deals needs ({v0},)")
+
+
+def test_a_stock_size_that_is_not_a_count_is_refused():
+    vec, _ = position_vector()
+    vec[v0_seg("stock_size").start] += 0.4 / SIZE
+    values = vec[v0_seg("stock_size")].tolist()
+    assert refused_v0(vec) == f"{WHERE_V0}: stock_size holds {values}, not card counts / 52"
+
+
+def test_a_match_score_of_one_is_refused():
+    from pis_env import raw_env
+
+    env = raw_env(num_players=N, num_deals=2)
+    env.reset(seed=1)
+    vec = env.observe(env.agent_selection)["observation"].astype(np.float64)
+    scores = Layout.of(N, 2, 0).offsets["scores"]
+    vec[scores.start] = 1.0
+    with pytest.raises(ValueError) as e:
+        decode_observation(vec, N, 2)
+    assert str(e.value) == ("not an observation of 2 players and 2 deal(s): scores "
+                            "t / (t + 100) must be below 1")
+
+
+def test_each_opponents_drawn_on_suits_are_its_own_at_four_players():
+    """Against the engine's own record (``drew_on``, per seat), at every decision of
+    random four-player play in the variant that draws most."""
+    from pis_env import raw_env
+
+    n = 4
+    env = raw_env(num_players=n, draw_rule="until_playable")
+    seen = set()
+    for seed in range(6):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while not env.game.deal_over:
+            agent = env.agent_selection
+            seat = env.possible_agents.index(agent)
+            obs = env.observe(agent)
+            got = decode_observation(obs["observation"], n)["drew_on_suit"]
+            for k in range(1, n):
+                mask = env.game.drew_on[(seat + k) % n]
+                want = [s for s in range(4) if mask >> s & 1]
+                assert got[k - 1] == want
+                if want:
+                    seen.add(k)
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert seen == {1, 2, 3}
