@@ -135,3 +135,64 @@ def test_a_belief_model_is_found_by_name_and_read_once():
     by_name = load_model(4, "belief_2p.pt")  # a name is looked up among the shipped models
     assert by_name is load_model(2) is load_model(3, str(model_path(2)))
     assert by_name.meta["kind"] == "belief"
+
+
+def scaled(seed=0, stock=6, forbidden=None, clip=5.0):
+    from agents.belief.tracker import scale_belief
+
+    rng = np.random.default_rng(seed)
+    unseen = np.zeros(52, dtype=bool)
+    unseen[rng.choice(52, 20, replace=False)] = True
+    sizes = [9, 5, 9]                      # 5 + 9 + a stock of 6 = the 20 unseen cards
+    logits = rng.uniform(-clip, clip, size=(2, 52))
+    return logits, sizes, stock, unseen, scale_belief(logits, sizes, stock, unseen, forbidden)
+
+
+def test_scaled_beliefs_are_the_matrix_scaling_of_the_odds():
+    """Each unseen card's places (the opponents and the stock) sum to one, each opponent's
+    row to its hand size, and within a row the odds against the stock are the given ones
+    times one factor per row: the scaling's defining properties, checked on the output."""
+    logits, sizes, stock, unseen, p = scaled()
+    p_stock = 1.0 - p.sum(axis=0)
+    assert (p[:, ~unseen] == 0).all()
+    np.testing.assert_allclose(p.sum(axis=1), sizes[1:], rtol=1e-6)
+    np.testing.assert_allclose(p_stock[unseen].sum(), stock, rtol=1e-6)
+    assert (p_stock[unseen] > 0).all() and (p[:, unseen] > 0).all()
+    for k in range(2):
+        ratio = p[k, unseen] / (p_stock[unseen] * np.exp(logits[k, unseen]))
+        np.testing.assert_allclose(ratio, ratio[0], rtol=1e-4)
+
+
+def test_scaling_clips_extreme_odds_keeps_forbidden_cards_out_and_an_empty_stock():
+    from agents.belief.tracker import scale_belief
+
+    logits, sizes, stock, unseen, _ = scaled()
+    huge = np.where(logits > 0, 45.0, -45.0)
+    np.testing.assert_array_equal(scale_belief(huge, sizes, stock, unseen),
+                                  scale_belief(np.sign(logits) * 30, sizes, stock, unseen))
+    np.testing.assert_array_equal(scale_belief(logits, sizes, stock, unseen),
+                                  scale_belief(logits, sizes, stock, unseen, iterations=30))
+    forbidden = np.zeros((2, 52), dtype=bool)
+    forbidden[0, np.flatnonzero(unseen)[:4]] = True
+    p = scale_belief(logits, sizes, stock, unseen, forbidden)
+    assert (p[forbidden] == 0).all()
+    np.testing.assert_allclose(p.sum(axis=1), sizes[1:], rtol=1e-6)
+    no_stock = scale_belief(logits, [9, 5, 15], 0, unseen)  # the stock is empty
+    assert np.isfinite(no_stock).all()
+    np.testing.assert_allclose(no_stock.sum(axis=0)[unseen], 1.0, rtol=1e-9)
+
+
+def test_hints_weigh_each_opponents_own_suits():
+    from agents.belief.tracker import HINT_WEIGHT, hint_belief, uniform_belief
+
+    hand, discard = [0, 1, 2], [13, 14]
+    decoded = {"hand": hand, "discard": discard, "hand_sizes": [3, 6, 6, 6],
+               "stock_size": 52 - 3 - 2 - 18, "drew_on_suit": [[], [1], []]}
+    plain = uniform_belief(dict(decoded, hand_sizes=[3, 4, 6, 8], stock_size=29))
+    np.testing.assert_allclose(plain[:, 20], [4 / 47, 6 / 47, 8 / 47], rtol=1e-12)
+    hinted = hint_belief(decoded)
+    diamonds = [c for c in range(13, 26) if c not in discard]
+    others = [c for c in range(52) if c // 13 != 1 and c not in hand]
+    assert hinted[1, diamonds].mean() < HINT_WEIGHT * 1.5 * hinted[1, others].mean()
+    assert hinted[0, diamonds].mean() > hinted[0, others].mean()  # the others hold them
+    np.testing.assert_allclose(hinted.sum(axis=1), [6, 6, 6], rtol=1e-6)
