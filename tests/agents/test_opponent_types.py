@@ -348,3 +348,44 @@ def test_a_sample_of_worlds_is_drawn_by_weight_and_its_size_is_checked():
         with pytest.raises(ValueError) as e:
             belief.sample(count, np.random.default_rng(0))
         assert str(e.value) == f"count={count}: must be in 1..{1 << 20}"
+
+
+def test_each_worlds_likelihood_is_the_sum_of_its_recorded_moves():
+    """Through weighing, resampling and the rejuvenation's card exchanges, each world's
+    log-likelihood of each type is the sum of the log-probabilities of the opponent's
+    recorded moves in that world (``dec_logp``), and its type posterior is that
+    likelihood times the prior, normalised: what the filter believes of who the opponent
+    is follows the moves it saw, world by world."""
+    n = 2
+    belief = ParticleBelief(n, particles=64, opponent_model=TYPES_MODEL, seed=3,
+                            ess_threshold=0.9)  # resample often
+    me = make("heuristic", num_players=n)
+    other = make("sevens", num_players=n, seed=3)
+    env = pis_yedili_v1.raw_env(num_players=n)
+    checked = 0
+    for deal in range(2):
+        env.reset(seed=40 + deal)
+        belief.reset()
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            if agent == "player_1":
+                env.step(other.act(obs))
+                continue
+            belief.observe(decode_observation(obs["observation"], n, 1, 1))
+            t = belief.used
+            if t:
+                mine = belief.dec_mover[:t] == 1
+                want = belief.dec_logp[:, :t][:, mine].sum(axis=1)
+                np.testing.assert_allclose(belief.loglik[:, 1], want, atol=1e-9)
+                post = belief.world_type_posterior(np.arange(belief.particles))[:, 1]
+                z = belief.seat_logprior[1] + want
+                ref = np.exp(z - z.max(axis=1, keepdims=True))
+                np.testing.assert_allclose(post, ref / ref.sum(axis=1, keepdims=True),
+                                           atol=1e-9)
+                checked += 1
+            action = me.act(obs)
+            belief.record(action)
+            env.step(action)
+    assert checked > 20 and belief.resamples > 3 and belief.accepted > 0
