@@ -365,3 +365,10 @@ def test_bad_arguments():
         ParticleBelief(2).belief()
     with pytest.raises(ValueError, match="particles"):
         make("search", num_players=2, determinize="belief", particles=64)  # another mode's
+
+
+def test_a_mixture_refuses_no_parts_and_a_weight_of_zero():
+    for parts in ([], [(0.0, UniformModel())], [(1.0, UniformModel()), (-1.0, UniformModel())]):
+        with pytest.raises(ValueError) as e:
+            MixtureModel(parts)
+        assert str(e.value) == "a mixture needs at least one model, every weight > 0"
