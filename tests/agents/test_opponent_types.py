@@ -209,7 +209,9 @@ def test_the_repeated_opponent_mode_carries_the_posterior_between_rotations(monk
     learnt = starts[1][(spec, "hoarder")]
     assert np.exp(learnt).sum() == pytest.approx(1.0, abs=1e-3)
     assert np.exp(learnt).max() > 2 / learnt.size  # it learnt something
-    assert np.allclose(before[1], before[0]) and np.allclose(after[1][1], learnt)
+    # the next rotation starts from what was learnt (normalised, as set_opponent_prior does)
+    assert np.allclose(before[1], before[0])
+    assert np.allclose(after[1][1], learnt - np.log(np.exp(learnt).sum()))
     two = run_tournament([spec, "hoarder"], deals=2, seed=3, workers=2, progress=False)
     drop = ("elapsed_s", "workers")
     assert ({k: v for k, v in one.to_dict().items() if k not in drop}
@@ -350,42 +352,87 @@ def test_a_sample_of_worlds_is_drawn_by_weight_and_its_size_is_checked():
         assert str(e.value) == f"count={count}: must be in 1..{1 << 20}"
 
 
-def test_each_worlds_likelihood_is_the_sum_of_its_recorded_moves():
-    """Through weighing, resampling and the rejuvenation's card exchanges, each world's
-    log-likelihood of each type is the sum of the log-probabilities of the opponent's
-    recorded moves in that world (``dec_logp``), and its type posterior is that
-    likelihood times the prior, normalised: what the filter believes of who the opponent
-    is follows the moves it saw, world by world."""
-    n = 2
-    belief = ParticleBelief(n, particles=64, opponent_model=TYPES_MODEL, seed=3,
-                            ess_threshold=0.9)  # resample often
+def _watch(belief, opponents, seed, deals=1, check=None):
+    """Seat 0 (the heuristic) watched by ``belief`` against ``opponents`` (bot names, by
+    seat) for ``deals`` deals; ``check(belief)`` after every observation."""
+    n = belief.num_players
     me = make("heuristic", num_players=n)
-    other = make("sevens", num_players=n, seed=3)
+    others = [make(name, num_players=n, seed=seed + i) for i, name in enumerate(opponents)]
     env = pis_yedili_v1.raw_env(num_players=n)
-    checked = 0
-    for deal in range(2):
-        env.reset(seed=40 + deal)
+    for deal in range(deals):
+        env.reset(seed=seed + deal)
         belief.reset()
         for agent in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
                 break
-            if agent == "player_1":
-                env.step(other.act(obs))
+            seat = env.possible_agents.index(agent)
+            if seat:
+                env.step(others[seat - 1].act(obs))
                 continue
             belief.observe(decode_observation(obs["observation"], n, 1, 1))
-            t = belief.used
-            if t:
-                mine = belief.dec_mover[:t] == 1
-                want = belief.dec_logp[:, :t][:, mine].sum(axis=1)
-                np.testing.assert_allclose(belief.loglik[:, 1], want, atol=1e-9)
-                post = belief.world_type_posterior(np.arange(belief.particles))[:, 1]
-                z = belief.seat_logprior[1] + want
-                ref = np.exp(z - z.max(axis=1, keepdims=True))
-                np.testing.assert_allclose(post, ref / ref.sum(axis=1, keepdims=True),
-                                           atol=1e-9)
-                checked += 1
+            if check:
+                check(belief)
             action = me.act(obs)
             belief.record(action)
             env.step(action)
-    assert checked > 20 and belief.resamples > 3 and belief.accepted > 0
+
+
+def _likelihoods_are_the_recorded_moves(belief) -> bool:
+    t = belief.used
+    if not t:
+        return False
+    for seat in range(1, belief.num_players):
+        mine = belief.dec_mover[:t] == seat
+        want = belief.dec_logp[:, :t][:, mine].sum(axis=1)
+        np.testing.assert_allclose(belief.loglik[:, seat], want, atol=1e-9)
+        post = belief.world_type_posterior(np.arange(belief.particles))[:, seat]
+        z = belief.seat_logprior[seat] + want
+        ref = np.exp(z - z.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(post, ref / ref.sum(axis=1, keepdims=True), atol=1e-9)
+    return True
+
+
+@pytest.mark.parametrize("opponents", [["sevens"], ["sevens", "hoarder", "greedy"]],
+                         ids=["2p", "4p"])
+def test_each_worlds_likelihood_is_the_sum_of_its_recorded_moves(opponents):
+    """Through weighing, resampling and the rejuvenation's card exchanges, each world's
+    log-likelihood of each type, seat by seat, is the sum of the log-probabilities of
+    that opponent's recorded moves in that world (``dec_logp``), and its type posterior
+    is that likelihood times the prior, normalised: what the filter believes of who each
+    opponent is follows the moves it saw, world by world, for each of three opponents at
+    four players."""
+    belief = ParticleBelief(len(opponents) + 1, particles=64, opponent_model=TYPES_MODEL,
+                            seed=3, ess_threshold=0.9)  # resample often
+    checked = []
+    _watch(belief, opponents, seed=40, deals=2,
+           check=lambda b: checked.append(_likelihoods_are_the_recorded_moves(b)))
+    assert sum(checked) > 15 and belief.resamples > 3 and belief.accepted > 0
+    assert belief.repairs > 0
+    if len(opponents) > 1:
+        assert set(belief.dec_mover[:belief.used]) == {1, 2, 3}
+
+
+def test_a_full_decision_record_keeps_its_latest_half(monkeypatch):
+    """The record grows by doubling from 64 decisions and, full at ``MAX_DECISIONS``,
+    keeps its latest half: decision k of the new record is decision k + half of the
+    old one, for every array of it."""
+    from agents.belief import particles
+
+    monkeypatch.setattr(particles, "MAX_DECISIONS", 128)
+    belief = _series("greedy", 1, seed=2)
+    belief._clear_history()
+    t_types = len(belief.types)
+    for i in range(128):
+        belief._record(1, i % 58, np.full((belief.particles, t_types), -float(i)))
+    assert belief.used == 128 and belief.dec_mover.shape[0] == 128  # grown from 64
+    before = {name: getattr(belief, name).copy()
+              for name in ("dec_rows", "dec_mover", "dec_action", "dec_hand", "dec_logp")}
+    belief._record(1, 57, np.full((belief.particles, t_types), -999.0))
+    assert belief.used == 65
+    np.testing.assert_array_equal(belief.dec_action[:64], before["dec_action"][64:128])
+    np.testing.assert_array_equal(belief.dec_mover[:64], before["dec_mover"][64:128])
+    np.testing.assert_array_equal(belief.dec_rows[:64], before["dec_rows"][64:128])
+    np.testing.assert_array_equal(belief.dec_hand[:, :64], before["dec_hand"][:, 64:128])
+    np.testing.assert_array_equal(belief.dec_logp[:, :64], before["dec_logp"][:, 64:128])
+    assert belief.dec_action[64] == 57 and (belief.dec_logp[:, 64] == -999.0).all()
