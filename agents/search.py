@@ -35,9 +35,9 @@ than one legal action the bot
    differential plus ``win_bonus`` points per unit of win reward; at a match table,
    ``num_deals > 1``, the rollout's effect on the match instead: its expected match win
    rate from the standing after the deal and a model of the deals left,
-   ``agents.match_value``; ``match_aware=False`` keeps the deal score), unless it beats the
-   heuristic's own choice by less than ``confidence`` standard errors of the paired
-   difference (``agents.mc.choose_action``): rollouts are noisy.
+   ``agents.match_value``; ``match_aware=False`` keeps the deal score); with
+   ``fallback="heuristic"``, the heuristic's own choice unless another beats it by
+   ``confidence`` standard errors of the paired difference (``agents.mc.choose_action``).
 
 The budget is counted in rollouts (``rollouts`` per decision, at least one per legal
 action), so the bot is deterministic for a seed and the observations it is shown;
@@ -215,9 +215,12 @@ class SearchAgent(Agent):
     batched players of ``agents.typed_rollouts``; a type without one, by the heuristic),
     the searching seat by the heuristic; its ``opponent_model`` defaults to
     :data:`TYPES_MODEL`, the panel's types (``search?rollout_policy=types``);
-    ``fallback``: what to play when the rollouts do not prefer another move by
-    ``confidence`` standard errors, ``"heuristic"`` (default: the heuristic's move) or
-    ``"mean"`` (no move is favoured: the best mean score, ``confidence`` unused).
+    ``fallback``: ``"mean"`` (the default: the best mean score, whatever the heuristic
+    would play; only an exact tie for best, as in a decided match, goes to the
+    heuristic's move; ``confidence`` unused) or ``"heuristic"`` (the heuristic's move
+    unless another beats it by ``confidence`` standard errors: the default until
+    2026-12-02, which took the heuristic to be right wherever the rollouts could not
+    tell).
 
     What it knows of who the opponents are (the particle filter's type posterior) carries
     from deal to deal and across ``reset``: a match, or games against the same opponent,
@@ -238,7 +241,7 @@ class SearchAgent(Agent):
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  particles: int | None = None, opponent_model=None, moves: int | None = None,
-                 match_aware: bool = True, fallback: str = "heuristic",
+                 match_aware: bool = True, fallback: str = "mean",
                  carry_posterior: bool = False, **options):
         if determinize == "particles":
             # Asks for the v1 observation (its exact public events) where the table offers
@@ -423,10 +426,12 @@ class SearchAgent(Agent):
         scores = scores.reshape(count, len(actions))
         self.last_rollouts = scores.size
         self.last_values = {a: float(v) for a, v in zip(actions, scores.mean(axis=0))}
-        if self.fallback == "mean":
-            return actions[int(np.argmax(scores.mean(axis=0)))]
-        fallback = decoded_action(decoded, legal, self.table)
-        return choose_action(actions, scores, fallback, self.confidence)
+        # "mean": the best mean, the heuristic's move only where it ties for best (a
+        # decided match, where every move is worth the same); "heuristic": kept unless
+        # another move beats it by `confidence` standard errors
+        confidence = 0.0 if self.fallback == "mean" else self.confidence
+        return choose_action(actions, scores, decoded_action(decoded, legal, self.table),
+                             confidence)
 
     def _template(self, position: ObservedPosition) -> np.ndarray:
         """The batched engine's state row of the observed position (seat 0 to move)."""

@@ -67,7 +67,7 @@ def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
     assert bot.rules.num_deals == 4
     assert (bot.confidence, bot.win_bonus, bot.match_aware) == (2.0, 50.0, False)
     assert isinstance(bot.confidence, float) and isinstance(bot.win_bonus, float)
-    assert bot.rollouts == DEFAULT_ROLLOUTS and bot.fallback == "heuristic"
+    assert bot.rollouts == DEFAULT_ROLLOUTS and bot.fallback == "mean"
     # a reshuffled stock can go on for ever: its rollouts stop at a horizon
     assert SearchAgent(empty_stock="reshuffle")._search_rules.max_turns == DEFAULT_HORIZON
     assert SearchAgent(empty_stock="reshuffle", horizon=30)._search_rules.max_turns == 30
@@ -149,7 +149,8 @@ def test_the_mean_fallback_plays_the_best_mean_score():
     searched, _ = _first_positions(seed=7)
     mean = SearchAgent(num_players=2, seed=0, rollouts=64, determinize="uniform",
                        fallback="mean")
-    kept = SearchAgent(num_players=2, seed=0, rollouts=64, determinize="uniform")
+    kept = SearchAgent(num_players=2, seed=0, rollouts=64, determinize="uniform",
+                       fallback="heuristic")
     differ = 0
     for obs in searched:
         action = mean.advise(obs)

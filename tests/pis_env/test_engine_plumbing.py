@@ -181,8 +181,11 @@ def test_an_illegal_action_is_refused_naming_it_and_every_legal_one():
 
 def test_next_deal_refuses_in_words_mid_deal_and_after_the_match():
     state = GameState(Rules(num_players=2, num_deals=2), seed=3)
-    for _ in range(2):
-        with pytest.raises(RuntimeError) as e:
-            state.next_deal()
-        assert str(e.value) == "next_deal() is only valid after a deal of an unfinished match"
-        state.forfeit(0)  # the match ends at once
+    words = "next_deal() is only valid after a deal of an unfinished match"
+    with pytest.raises(RuntimeError) as e:
+        state.next_deal()  # mid-deal
+    assert str(e.value) == words
+    state.forfeit(0)  # a forfeit ends the match at once
+    with pytest.raises(RuntimeError) as e:
+        state.next_deal()
+    assert str(e.value) == words
