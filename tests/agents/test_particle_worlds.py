@@ -198,3 +198,33 @@ def test_a_forbidden_card_is_dropped_from_what_is_kept_and_never_dealt():
         assert not cards(h[0]) & {0, 1}
     hands, _ = keeping(None, sizes, unseen, forbidden)  # a fresh deal honours it too
     assert all(cards(h[1]) == {0, 1} for h in hands.tolist())
+
+
+def test_a_new_deal_deals_every_world_afresh_and_carries_who_the_opponents_are():
+    """A second deal observed without ``reset()``: the worlds are dealt from the event
+    log's deal start (not projected), each with the seat's hand and seven cards per
+    opponent from the other cards, unweighted, each with a stream of its own; what the
+    first deal said of the opponents becomes the prior."""
+    belief, _ = observed(until=lambda d, b: b.used > 3)
+    posterior = belief.type_posterior()
+    env = pis_yedili_v1.raw_env(num_players=N)
+    env.reset(seed=77)
+    while env.agent_selection != "player_0":
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    decoded = decode_observation(env.observe("player_0")["observation"], N, 1, 1)
+    projections = belief.projections
+    belief.observe(decoded)
+    assert belief.projections == projections and belief.used == 0
+    np.testing.assert_allclose(np.exp(belief.seat_logprior), np.maximum(posterior, 1e-6),
+                               rtol=1e-9)
+    assert (belief.logw == 0).all() and (belief.loglik == 0).all()
+    streams = belief.streams
+    assert (streams > 0).all() and len(set(streams.tolist())) == belief.particles
+    st = belief._state
+    hand = cards(int(st[0, K.HAND]))
+    assert all(cards(int(h)) == hand for h in st[:, K.HAND])
+    for p in range(belief.particles):
+        opp = [cards(int(st[p, K.HAND + k])) for k in range(1, N)]
+        stock = belief.stock[p, st[p, K.SPOS]:st[p, K.SLEN]].tolist()
+        assert not (opp[0] & opp[1]) and not ((opp[0] | opp[1]) & hand)
+        assert len(set(stock) | opp[0] | opp[1] | hand | set(decoded["discard"])) == 52
