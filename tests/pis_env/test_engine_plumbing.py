@@ -189,3 +189,30 @@ def test_next_deal_refuses_in_words_mid_deal_and_after_the_match():
     with pytest.raises(RuntimeError) as e:
         state.next_deal()
     assert str(e.value) == words
+
+
+def test_a_copy_of_a_later_deal_keeps_every_deals_log_and_its_own_result():
+    state = GameState(Rules(num_players=2, num_deals=3), seed=4)
+    rng = np.random.default_rng(4)
+    while state.deal_index < 2 or not state.deal_over:
+        if state.deal_over:
+            state.next_deal()
+        else:
+            state.apply(int(rng.choice(state.legal_actions())))
+    clone = state.copy()
+    assert len(clone.histories) == 3 and clone.histories[:2] == state.histories[:2]
+    assert clone.histories[-1] is clone.history and clone.history == state.history
+    assert clone.charges == state.charges and clone.charges is not state.charges
+    assert clone.winners == state.winners and clone.winners is not state.winners
+
+
+def test_a_position_is_of_an_unfinished_match_unless_told():
+    state = GameState(Rules(num_players=2), seed=5)
+    rebuilt = GameState.from_position(
+        state.rules, hands=state.hands, stock=state.stock, pile=state.pile, top=state.top,
+        active_suit=state.active_suit, pending_sevens=state.pending_sevens,
+        phase=state.phase, has_drawn=state.has_drawn, direction=state.direction,
+        current=state.current, dealer=state.dealer, opened=state.opened,
+        drew_on=state.drew_on, turns=state.turns, deal_index=state.deal_index,
+        totals=state.totals)
+    assert rebuilt.match_over is False and rebuilt.end_reason is None
