@@ -88,6 +88,9 @@ def test_an_answered_seven_and_a_penalty_then_a_play():
     assert v0_events.window(prev, D7, went_on, rules) == [
         (0, "play", D7), (1, "penalty", 6), (1, "play", D9)]
     assert v0_events.window(prev, D7, snap([C2, C7, D7], [4, 12]), rules) is None
+    drew_and_passed = snap([C2, C7, D7], [4, 6 + 6 + 1])  # the penalty, then one more card
+    assert v0_events.window(prev, D7, drew_and_passed, rules) == [
+        (0, "play", D7), (1, "penalty", 6), (1, "draw", 1), (1, "pass", None)]
     end_turn = Rules(num_players=2)
     assert v0_events.window(prev, D7, snap([C2, C7, D7], [4, 12]), end_turn) == [
         (0, "play", D7), (1, "penalty", 6)]

@@ -71,7 +71,10 @@ def test_a_belief_file_is_read_whole_and_another_kind_is_refused(tmp_path):
     assert len(model.weights) == int(data["layers"]) >= 2
     assert all(w.dtype == np.float32 and b.dtype == np.float32 for w, b in model.weights)
     assert model.mean.dtype == np.float32 and model.std.dtype == np.float32
-    np.testing.assert_array_equal(model.weights[-1][1], data[f"b{len(model.weights) - 1}"])
+    for i, (w, b) in enumerate(model.weights):
+        np.testing.assert_array_equal(w, data[f"w{i}"])
+        np.testing.assert_array_equal(b, data[f"b{i}"])
+    np.testing.assert_array_equal(model.mean, data["mean"])
     np.testing.assert_array_equal(model.std, data["std"])
     assert BeliefModel(model.weights, model.mean, model.std).meta == {}
     payload = {k: v for k, v in data.items() if k != "sha256"}
