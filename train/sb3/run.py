@@ -132,34 +132,33 @@ class LinearSchedule:
 
 
 @dataclass(frozen=True)
-class BudgetSchedule:
+class BudgetSchedule(LinearSchedule):
     """``LinearSchedule`` over whichever limit stops the run first: a run that
     ``max_minutes`` stops before ``total_timesteps`` reaches ``lr * final`` at the time
     limit instead of stopping with its step schedule barely begun. ``budget`` is the
     run's ``train.common.callbacks.Budget`` (the clock counts every session of a run)."""
 
-    lr: float
-    final: float
-    budget: object
+    budget: object = None
 
     def __call__(self, progress_remaining: float) -> float:
-        remaining = progress_remaining
         if self.budget.limit_s is not None:
-            remaining = min(remaining, 1.0 - self.budget.elapsed() / self.budget.limit_s)
-        return LinearSchedule(self.lr, self.final)(max(0.0, remaining))
+            time_left = 1.0 - self.budget.elapsed() / self.budget.limit_s
+            progress_remaining = max(0.0, min(progress_remaining, time_left))
+        return super().__call__(progress_remaining)
 
 
-def learning_rate(ppo: dict, budget=None):
-    """The ``learning_rate`` argument of the config's ``ppo.lr_schedule``."""
+def learning_rate(ppo: dict, budget):
+    """The ``learning_rate`` argument of the config's ``ppo.lr_schedule`` for a run of
+    limits ``budget``."""
     lr, final = float(ppo["learning_rate"]), float(ppo["lr_final_fraction"])
     if ppo["lr_schedule"] == "constant":
         return lr
-    if ppo["lr_schedule"] == "linear" or budget is None:
+    if ppo["lr_schedule"] == "linear":
         return LinearSchedule(lr, final)
     return BudgetSchedule(lr, final, budget)
 
 
-def make_model(cfg: dict, vec_env, run_dir: Path, budget=None):
+def make_model(cfg: dict, vec_env, run_dir: Path, budget):
     """A MaskablePPO with the config's hyperparameters (and privileged critic); ``budget``
     (the run's limits) is what ``lr_schedule: budget`` anneals over."""
     import torch
