@@ -27,7 +27,6 @@ move list is served in pages of at most ``MOVES_PAGE`` (``Replay.moves``).
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 from collections import OrderedDict
@@ -132,12 +131,8 @@ class Replay:
             raise WebError(413, f"history too large ({len(history)} bytes; at most "
                                 f"{MAX_HISTORY_BYTES})")
         recorder = type("_BoundedRecordingEnv", (_RecordingEnv,), {"max_moves": max_moves})
-        try:
+        try:  # malformed JSON and deep nesting are ``HistoryError``s (a ValueError)
             env = recorder.from_history(history)
-        except json.JSONDecodeError as e:
-            raise WebError(400, f"not a history: the file is not valid JSON ({e})") from None
-        except RecursionError:
-            raise WebError(400, "not a replayable history: nested too deeply") from None
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             why = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
             raise WebError(400, f"not a replayable history: {why}") from None
@@ -174,7 +169,7 @@ class Replay:
                                 f"0..{len(self.frames) - 1}")
         count = max(1, min(count, MOVES_PAGE))
         return {"start": start, "frames": len(self.frames), "moves": [
-            {"frame": k, "seat": f.seat if f.kind == MOVE else None, "text": f.text}
+            {"frame": k, "seat": f.seat, "text": f.text}
             for k, f in enumerate(self.frames[start:start + count], start=start)]}
 
     def frame(self, k: int, view: str, with_policy: bool) -> dict:
