@@ -134,3 +134,26 @@ def test_a_list_of_opponents_sits_clockwise_from_the_learners_left():
     listed = [list(o) for o in infos["opponents"][infos["_charges"]]]
     assert listed and all(o == ["greedy", "heuristic"] for o in listed), listed
     assert (infos["seat"][ended] == 1).all()
+
+
+def test_the_defaults_and_the_largest_size(monkeypatch):
+    import train.vector.gym_vector_env as module
+
+    env = PisYediliVectorEnv(2)
+    assert not env.core.skip_forced and env.core.layout_version == 0
+    assert env.core.features == ("obs",) and env.core.mix_per == "seat"
+    monkeypatch.setattr(module, "MAX_ENVS", 4)
+    assert PisYediliVectorEnv(4).num_envs == 4
+    with pytest.raises(ValueError, match=r"^num_envs=5: an integer in 1\.\.4$"):
+        PisYediliVectorEnv(5)
+
+
+def test_a_list_of_opponents_needs_a_fixed_seat_in_words():
+    with pytest.raises(ValueError) as e:
+        PisYediliVectorEnv(2, ["greedy", "random"], num_players=3, learner_seat=None)
+    assert str(e.value) == ("opponents as a sequence need a fixed learner_seat; with "
+                            "learner_seat=None pass one opponent or a {opponent: weight} mix")
+    with pytest.raises(ValueError) as e:
+        PisYediliVectorEnv(2, ["greedy"], num_players=3)
+    assert str(e.value) == ("opponents: need 2 for 3 players (clockwise from the learner's "
+                            "left), got 1")
