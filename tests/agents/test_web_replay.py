@@ -37,12 +37,14 @@ def hands(game) -> list[list[int]]:
     return [[c for c in range(52) if game.hands[i] >> c & 1] for i in range(game.num_players)]
 
 
-@pytest.fixture(scope="module")
+# Function-scoped, like every fixture here that builds the code under test: mutmut runs
+# only the tests during which a function ran, and a module's fixture runs in its first.
+@pytest.fixture
 def match_text() -> str:
     return finished_history(2, num_deals=2)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def match(match_text) -> Replay:
     return Replay(match_text, [])
 
