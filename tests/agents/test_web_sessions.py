@@ -126,3 +126,22 @@ def test_an_evicted_games_bots_are_closed_even_when_its_lane_is_full():
         assert time.monotonic() < deadline, "the evicted game's bot was never closed"
         time.sleep(0.01)
     assert (second, 1) in lane._agents or lane._queued == 0
+
+
+def test_a_game_is_protected_for_exactly_the_protect_minutes():
+    api = client("--max-games", "1", "--protect-minutes", "5", arranged=False)
+    store = api.app.state.games
+    now = [1000.0]
+    store.clock = lambda: now[0]
+    mine = played(api)
+    moved = game_of(api, mine["id"]).moved_at
+    assert store._owned == {game_of(api, mine["id"]).owner: 1}
+    now[0] = moved + 299.5
+    r = cookieless(api, "POST", "/api/games", json={})
+    assert r.status_code == 503 and r.headers["retry-after"] == "1"
+    assert r.json()["error"] == "the table is full of games in play: try again in 1 s"
+    now[0] = moved + 300  # the window is over: the game may go
+    assert cookieless(api, "POST", "/api/games", json={}).status_code == 201
+    assert api.get(f"/api/games/{mine['id']}").status_code == 404
+    assert len(store._owned) == 1 and list(store._owned.values()) == [1]
+    assert store.weight == store.weight_of(game_of(api, next(iter(store._games))).bots)
