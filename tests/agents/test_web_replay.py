@@ -297,3 +297,68 @@ def test_a_load_makes_room_by_frames_or_is_refused():
         503, "the server is loading other long replays: try again in a moment",
         {"Retry-After": "2"})
     assert small._reserved == 0 and not small._replays
+
+
+def test_the_store_reads_a_history_exactly_at_the_size_limit(monkeypatch):
+    text = finished_history(1)
+    monkeypatch.setattr(replay_module, "MAX_HISTORY_BYTES", len(text))
+    assert len(ReplayStore([]).load(text).frames) > 1
+
+
+def test_loads_past_the_limit_in_flight_are_refused_until_one_ends():
+    store = ReplayStore([], max_loading=1)
+    text = finished_history(1)
+    assert store._loading.acquire(blocking=False)  # a load in flight
+    e = refusal(store.load, text)
+    assert (e.status, e.message, e.headers) == (
+        503, "other replays are being loaded: try again in a moment", {"Retry-After": "2"})
+    assert not store._replays
+    store._loading.release()
+    assert store.load(text).id in store._replays
+
+
+def test_the_frames_reserved_by_loads_in_flight_count():
+    text = finished_history(1)
+    bound = frame_bound(move_bound(text))
+    in_flight = 1_000
+    store = ReplayStore([], max_frames=bound + in_flight - 1)
+    store._reserved = in_flight  # another load holds this many frames
+    e = refusal(store.load, text)
+    assert e.status == 503 and store._reserved == in_flight
+    store._reserved = 0
+    store.max_frames = bound + in_flight
+    first = store.load(text)  # room for it, with nothing in flight
+    store._reserved = in_flight
+    replay = store.load(text)  # the in-flight frames leave room for one: the first goes
+    assert list(store._replays) == [replay.id] and first.id != replay.id
+    assert store._reserved == in_flight and store._frames == len(replay.frames)
+
+
+def test_a_new_deal_on_a_snapshot_frame_is_kept_as_its_snapshot():
+    text = finished_history(64, draw=0.6, num_deals=2, empty_stock="reshuffle")
+    first = raw_env.from_history(text).game.histories[0]
+    new_deal = len(first) + 1
+    assert new_deal % SNAPSHOT_EVERY == 0  # this deck: the second deal starts at frame 128
+    replay = Replay(text, [])
+    assert replay.frames[new_deal].text == "deal 2 starts"
+    assert replay.snapshots[new_deal].deal_index == 1
+    pos = replay.frame(new_deal + 1, "table", False)["position"]
+    assert pos["deal"] == 1 and not pos["deal_over"]
+
+
+def test_a_history_without_a_move_is_its_first_position():
+    env = raw_env()
+    env.reset(seed=3)
+    replay = Replay(env.export_history(), [])
+    assert [f.text for f in replay.frames] == ["the deal starts"]
+    assert list(replay.snapshots) == [0]
+    pos = replay.frame(0, "table", False)["position"]
+    assert [[c["id"] for c in h] for h in pos["hands"]] == hands(env.game)
+    assert len(replay.id) == 16  # secrets.token_urlsafe(12): 96 random bits
+
+
+def test_the_stores_default_limits():
+    store = ReplayStore([])
+    assert (store.max_replays, store.max_frames) == (50, 500_000)
+    assert store._loading.acquire(blocking=False) and store._loading.acquire(blocking=False)
+    assert not store._loading.acquire(blocking=False)  # two loads at once

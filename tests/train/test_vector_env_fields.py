@@ -157,3 +157,18 @@ def test_a_list_of_opponents_needs_a_fixed_seat_in_words():
         PisYediliVectorEnv(2, ["greedy"], num_players=3)
     assert str(e.value) == ("opponents: need 2 for 3 players (clockwise from the learner's "
                             "left), got 1")
+
+
+def test_a_new_mix_seats_its_opponents_in_the_matches_that_follow():
+    env = PisYediliVectorEnv(16, "random", seed=4)
+    env.reset()
+    env.set_opponent_mix({"greedy": 1.0})
+    assert env.core.mix == {"greedy": 1.0}
+    ended_once = np.zeros(16, bool)
+    later = []  # the opponents of matches that began after the change
+    for t in range(400):
+        _, _, terms, truncs, infos = env.step(pick(env.action_masks(), t))
+        done = terms | truncs
+        later += [o[0] for o in infos["opponents"][done & ended_once]] if done.any() else []
+        ended_once |= done
+    assert len(later) > 10 and set(later) == {"greedy"}
