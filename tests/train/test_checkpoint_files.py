@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from agents.common.weights_file import save_weights_file
-from agents.ppo import META_NAME, make_metadata
+from agents.ppo import META_NAME, POLICY_FORMAT, make_metadata
 from pis_env.observation import Layout
 from train.common.checkpoint import (
     STATE_FORMAT,
@@ -258,3 +258,29 @@ def test_the_policy_file_of_a_checkpoint_is_its_export_when_it_has_one(tmp_path)
     assert policy_file_of(str(path)) == path / "model.zip"
     (path / "policy.pt").write_bytes(b"")
     assert policy_file_of(str(path)) == path / "policy.pt"
+
+
+def test_a_checkpoint_with_both_files_resumes_from_its_export(tmp_path):
+    """The export (``policy.pt``, digest-checked) wins over a leftover ``model.zip``; a
+    directory with neither is incomplete, named by the export it lacks."""
+    path = old_checkpoint(tmp_path / "step_1")[0]
+    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [6], "vf": [6]},
+                         activation="tanh", features=["obs", "mask"], layout_version=0)
+    export_weights({"w": torch.ones(2)}, meta, path / "policy.pt")
+    save_weights_file({"optimizer": {"state": {}, "param_groups": []}}, path / "optimizer.pt")
+    ckpt = load_checkpoint(path, 2, 1)
+    torch.testing.assert_close(ckpt.policy["w"], torch.ones(2))
+    assert ckpt.optimizer == {"state": {}, "param_groups": []}
+    (path / "model.zip").unlink()
+    (path / "policy.pt").unlink()
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == f"checkpoint {path} is incomplete: policy.pt is missing"
+
+
+def test_an_archive_whose_metadata_is_not_a_policy_is_incompatible_and_named(tmp_path):
+    path = old_checkpoint(tmp_path / "step_1", meta={"format": "something else"})[0]
+    with pytest.raises(IncompatibleCheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == (f"checkpoint {path}: incompatible policy ({path}/model.zip: "
+                              f"not a pis-yedili PPO policy (no {POLICY_FORMAT} metadata))")
