@@ -284,3 +284,83 @@ def test_an_archive_whose_metadata_is_not_a_policy_is_incompatible_and_named(tmp
         load_checkpoint(path, 2, 1)
     assert str(err.value) == (f"checkpoint {path}: incompatible policy ({path}/model.zip: "
                               f"not a pis-yedili PPO policy (no {POLICY_FORMAT} metadata))")
+
+
+def test_a_single_deal_policy_is_widened_to_a_match_only_when_asked(tmp_path):
+    path, _, arrays = policy_file(tmp_path / "p.pt")
+    with pytest.raises(CheckpointError) as err:
+        read_initial_policy(str(path), config(tmp_path, "rules.num_deals=4"))
+    assert str(err.value).startswith(f"init_policy: {path} was trained on single deals")
+    assert str(err.value).endswith("; init_widen=true starts from it with zero weights on "
+                                   "the columns the run's layout adds")
+    state, _ = read_initial_policy(str(path), config(tmp_path, "rules.num_deals=4",
+                                                     "init_widen=true"))
+    wide = state["mlp_extractor.policy_net.0.weight"].numpy()
+    narrow = arrays["mlp_extractor.policy_net.0.weight"]
+    old, new = Layout.of(2, 1, 0).size, Layout.of(2, 4, 0).size
+    assert wide.shape == (6, new + narrow.shape[1] - old)
+    np.testing.assert_array_equal(wide[:, new:], narrow[:, old:])
+
+
+def test_a_match_policy_at_its_own_match_length_is_not_widened(tmp_path):
+    path, _, arrays = policy_file(tmp_path / "p.pt", deals=4, obs_norm=NORM)
+    state, _ = read_initial_policy(str(path), config(
+        tmp_path, "rules.num_deals=4", "init_widen=true", "policy.normalize_obs=true"))
+    for key, value in arrays.items():
+        np.testing.assert_array_equal(state[key].numpy(), value)
+
+
+def checkpoint(directory: Path, meta: dict | str, optimizer=None, deals: int = 1,
+               state_layout: int = 0) -> Path:
+    """A checkpoint directory as ``save_checkpoint`` writes it, from the parts given."""
+    directory.mkdir(parents=True)
+    save_weights_file({"format": POLICY_FORMAT, "meta": meta if isinstance(meta, str)
+                       else json.dumps(meta), "state_dict": {"w": torch.ones(2)}},
+                      directory / "policy.pt")
+    save_weights_file({"optimizer": {"state": {}} if optimizer is None else optimizer},
+                      directory / "optimizer.pt")
+    save_weights_file({"pool": []}, directory / "league.pt")
+    (directory / "state.json").write_text(json.dumps({
+        "format": STATE_FORMAT, "layout_version": state_layout,
+        "layout_size": Layout.of(2, deals, state_layout).size}))
+    return directory
+
+
+def meta_of(players: int = 2, deals: int = 1) -> dict:
+    return make_metadata(rules={"num_players": players, "num_deals": deals},
+                         net_arch={"pi": [6], "vf": [6]}, activation="tanh",
+                         features=["obs", "mask"], layout_version=0)
+
+
+def test_a_match_checkpoint_resumes_at_its_match_length(tmp_path):
+    path = checkpoint(tmp_path / "step_1", meta_of(deals=4), deals=4)
+    assert load_checkpoint(path, 2, 4).optimizer == {"state": {}}
+
+
+def test_each_damaged_or_foreign_checkpoint_member_is_named(tmp_path):
+    path = checkpoint(tmp_path / "a", "{")
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == (f"checkpoint {path}: corrupt policy.pt (Expecting property "
+                              "name enclosed in double quotes: line 1 column 2 (char 1))")
+    path = checkpoint(tmp_path / "b", meta_of(players=4))
+    with pytest.raises(IncompatibleCheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == (
+        f"checkpoint {path}: incompatible policy ({path}/policy.pt was trained for 4 players "
+        f"and 1 deal(s) (observation size {Layout.of(4, 1, 0).size}); this table has 2 "
+        f"players and 1 deal(s) (observation size {Layout.of(2, 1, 0).size}))")
+    path = checkpoint(tmp_path / "c", meta_of(), state_layout=1)
+    with pytest.raises(IncompatibleCheckpointError) as err:
+        load_checkpoint(path, 2, 1, layout_version=1)
+    assert str(err.value) == (f"checkpoint {path}: incompatible policy ({path}/policy.pt: "
+                              f"{LAYOUT_0_AT_1})")
+    path = checkpoint(tmp_path / "d", meta_of(), optimizer=[1, 2])
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == f"checkpoint {path}: the weights are not state dicts"
+    path = old_checkpoint(tmp_path / "e")[0]
+    (path / "league.pt").unlink()
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path, 2, 1)
+    assert str(err.value) == f"checkpoint {path} is incomplete: league.pt is missing"
