@@ -186,6 +186,12 @@ def test_a_critic_that_matches_the_config_or_none_at_all_is_accepted(tmp_path, c
 
 
 # ---------------------------------------------------------------------- older checkpoints
+def meta_of(players: int = 2, deals: int = 1) -> dict:
+    return make_metadata(rules={"num_players": players, "num_deals": deals},
+                         net_arch={"pi": [6], "vf": [6]}, activation="tanh",
+                         features=["obs", "mask"], layout_version=0)
+
+
 def old_checkpoint(directory: Path, members: dict | None = None, meta: dict | None = None,
                    state_layout: int = 0) -> tuple[Path, dict, dict]:
     """A checkpoint directory of the format before digests: an SB3 ``model.zip`` (its
@@ -193,9 +199,7 @@ def old_checkpoint(directory: Path, members: dict | None = None, meta: dict | No
     directory.mkdir(parents=True)
     policy = {"w": torch.arange(6.0).reshape(2, 3)}
     optimizer = {"state": {}, "param_groups": [{"lr": 0.25, "params": [0]}]}
-    meta = meta or make_metadata(rules={"num_players": 2}, net_arch={"pi": [6], "vf": [6]},
-                                 activation="tanh", features=["obs", "mask"],
-                                 layout_version=0)
+    meta = meta or meta_of()
 
     def pth(obj) -> bytes:
         buffer = io.BytesIO()
@@ -264,9 +268,7 @@ def test_a_checkpoint_with_both_files_resumes_from_its_export(tmp_path):
     """The export (``policy.pt``, digest-checked) wins over a leftover ``model.zip``; a
     directory with neither is incomplete, named by the export it lacks."""
     path = old_checkpoint(tmp_path / "step_1")[0]
-    meta = make_metadata(rules={"num_players": 2}, net_arch={"pi": [6], "vf": [6]},
-                         activation="tanh", features=["obs", "mask"], layout_version=0)
-    export_weights({"w": torch.ones(2)}, meta, path / "policy.pt")
+    export_weights({"w": torch.ones(2)}, meta_of(), path / "policy.pt")
     save_weights_file({"optimizer": {"state": {}, "param_groups": []}}, path / "optimizer.pt")
     ckpt = load_checkpoint(path, 2, 1)
     torch.testing.assert_close(ckpt.policy["w"], torch.ones(2))
@@ -324,12 +326,6 @@ def checkpoint(directory: Path, meta: dict | str, optimizer=None, deals: int = 1
         "format": STATE_FORMAT, "layout_version": state_layout,
         "layout_size": Layout.of(2, deals, state_layout).size}))
     return directory
-
-
-def meta_of(players: int = 2, deals: int = 1) -> dict:
-    return make_metadata(rules={"num_players": players, "num_deals": deals},
-                         net_arch={"pi": [6], "vf": [6]}, activation="tanh",
-                         features=["obs", "mask"], layout_version=0)
 
 
 def test_a_match_checkpoint_resumes_at_its_match_length(tmp_path):
