@@ -215,6 +215,8 @@ class SearchAgent(Agent):
     batched players of ``agents.typed_rollouts``; a type without one, by the heuristic),
     the searching seat by the heuristic; its ``opponent_model`` defaults to
     :data:`TYPES_MODEL`, the panel's types (``search?rollout_policy=types``);
+    ``type_temperature``: draws those types from the world's posterior raised to 1/T
+    (1: as it is; 0: its most probable type);
     ``fallback``: ``"mean"`` (the default: the best mean score, whatever the heuristic
     would play; only an exact tie for best, as in a decided match, goes to the
     heuristic's move; ``confidence`` unused) or ``"heuristic"`` (the heuristic's move
@@ -242,7 +244,7 @@ class SearchAgent(Agent):
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,
                  particles: int | None = None, opponent_model=None, moves: int | None = None,
                  match_aware: bool = True, fallback: str = "mean",
-                 carry_posterior: bool = False, **options):
+                 carry_posterior: bool = False, type_temperature: float = 1.0, **options):
         if determinize == "particles":
             # Asks for the v1 observation (its exact public events) where the table offers
             # every seat its own layout (the tournament, the browser table); reads v0 too.
@@ -265,10 +267,14 @@ class SearchAgent(Agent):
         if rollout_policy == "types" and determinize != "particles":
             raise ValueError("rollout_policy='types' plays the particle filter's types: "
                              f"determinize='particles', not {determinize!r}")
+        if type_temperature != 1.0 and rollout_policy != "types":
+            raise ValueError("type_temperature sharpens the types the rollouts of "
+                             "rollout_policy='types' play; other rollouts draw no type")
         if rollout_path is not None and rollout_policy in ("heuristic", "types"):
             raise ValueError("rollout_path is the network of rollout_policy='network' or "
                              "'mixed'; the heuristic rollouts take no policy file")
         self.rollouts = rollouts
+        self.type_temperature = float(type_temperature)
         self.determinize = determinize
         self.confidence = float(confidence)
         self.fallback = fallback
@@ -398,7 +404,8 @@ class SearchAgent(Agent):
         sizes = decoded["hand_sizes"]
         kinds = None
         if self._types is not None and self.filter is not None:
-            hands, stocks, kinds = self.filter.sample(count, rng, types=True)
+            hands, stocks, kinds = self.filter.sample(count, rng, types=True,
+                                                      type_temperature=self.type_temperature)
         elif self.filter is not None:
             hands, stocks = self.filter.sample(count, rng)
         else:

@@ -682,7 +682,8 @@ class ParticleBelief:
         return (st[:, K.HAND:K.HAND + n].copy(), self.stock[:, lo:hi].astype(np.int64),
                 self._weights())
 
-    def sample(self, count: int, rng: np.random.Generator, types: bool = False) -> tuple:
+    def sample(self, count: int, rng: np.random.Generator, types: bool = False,
+               type_temperature: float = 1.0) -> tuple:
         """``count`` determinizations in ``sample_hidden_batch``'s form: opponents' hand
         masks [count, n-1] and stocks [count, S] (next card first, shuffled afresh):
         worlds drawn by weight, a ``smoothing`` share from the uniform deal. With
@@ -690,7 +691,11 @@ class ParticleBelief:
         itself, -1): each opponent's type drawn from the type posterior of the world it
         was dealt from (``world_type_posterior``; a uniform-deal world from the seat's
         ``type_posterior``), so a rollout can play, in each world, the type that world
-        was weighed with."""
+        was weighed with. ``type_temperature`` T draws from that posterior raised to
+        1/T: 1 as it is, below 1 sharper, 0 its most probable type (the lowest index on
+        a tie), so a spread posterior does not fill the rollouts with unlikely types."""
+        if not 0.0 <= type_temperature <= 1e6:
+            raise ValueError(f"type_temperature={type_temperature!r}: must be in 0..1e6")
         st = self._state
         if not 1 <= count <= 1 << 20:
             raise ValueError(f"count={count!r}: must be in 1..{1 << 20}")
@@ -713,6 +718,13 @@ class ParticleBelief:
         post = self.world_type_posterior(idx)
         if flat.any():
             post[flat] = self.type_posterior()[None]
+        if type_temperature == 0.0:
+            kinds = post.argmax(axis=2)
+            kinds[:, 0] = -1
+            return hands, stocks, kinds
+        if type_temperature != 1.0:
+            z = np.log(np.maximum(post, 1e-300)) / type_temperature
+            post = np.exp(z - z.max(axis=2, keepdims=True))
         cum = np.cumsum(post, axis=2)
         u = rng.random((count, n, 1)) * cum[:, :, -1:]
         kinds = np.minimum((cum < u).sum(axis=2), len(self.types) - 1)

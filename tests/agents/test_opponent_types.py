@@ -12,7 +12,7 @@ from agents import make
 from agents.belief import ParticleBelief, opponent_model
 from agents.belief.opponent_models import DEFAULT_MODEL, MixtureModel
 from agents.panel import EVALUATION_SET, MODEL_SET, NOT_BATCHED, batched_policy
-from agents.search import TYPES_MODEL
+from agents.search import TYPES_MODEL, SearchAgent
 from agents.typed_rollouts import TypePolicies
 from pis_env import decode_observation, pis_yedili_v1
 from pis_env.batched import BatchedGame
@@ -110,6 +110,31 @@ def test_each_rollout_world_plays_the_type_it_was_weighed_with():
     assert (kinds[:, 0] == -1).all()
     assert (kinds[:, 1] == got_hands[:, 0] % t).all()
     assert len(set(kinds[:, 1])) > 1
+
+
+def test_type_temperature_sharpens_the_drawn_types():
+    """``type_temperature``: 0 plays each world's most probable type, 1 draws from the
+    posterior, in between draws are sharper; the reference is the posterior computed here
+    from the worlds' likelihoods."""
+    belief = _series("greedy", 1, seed=2)
+    belief.smoothing = 0.0
+    t = len(belief.types)
+    belief.loglik[:] = 0.0
+    belief.loglik[:, 1, 3] = np.log(3.0)  # type 3 is three times as likely as each other
+    belief.seat_logprior[:] = np.log(1 / t)
+    share = 3 / (3 + t - 1)
+    _, _, top = belief.sample(600, np.random.default_rng(0), types=True, type_temperature=0)
+    assert (top[:, 1] == 3).all() and (top[:, 0] == -1).all()
+    _, _, plain = belief.sample(4000, np.random.default_rng(1), types=True)
+    assert abs((plain[:, 1] == 3).mean() - share) < 0.03
+    sharp_share = 9 / (9 + t - 1)  # T = 0.5: the posterior squared
+    _, _, sharp = belief.sample(4000, np.random.default_rng(2), types=True,
+                                type_temperature=0.5)
+    assert abs((sharp[:, 1] == 3).mean() - sharp_share) < 0.03
+    with pytest.raises(ValueError, match="type_temperature"):
+        belief.sample(4, np.random.default_rng(0), types=True, type_temperature=-1)
+    with pytest.raises(ValueError, match="type_temperature"):
+        SearchAgent(num_players=2, type_temperature=0.5)
 
 
 def test_typed_rollout_moves_are_each_types_own_bot():
