@@ -401,17 +401,7 @@ class SearchAgent(Agent):
         position = ObservedPosition(decoded, self._search_rules, void_weight=None)
         unseen = np.zeros(NUM_CARDS, dtype=bool)
         unseen[position.unseen] = True
-        sizes = decoded["hand_sizes"]
-        kinds = None
-        if self._types is not None and self.filter is not None:
-            hands, stocks, kinds = self.filter.sample(count, rng, types=True,
-                                                      type_temperature=self.type_temperature)
-        elif self.filter is not None:
-            hands, stocks = self.filter.sample(count, rng)
-        else:
-            belief = self.belief(decoded)
-            forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
-            hands, stocks = sample_hidden_batch(belief, sizes, unseen, rng, count, forbidden)
+        hands, stocks, kinds = self._worlds(decoded, unseen, count, rng)
         seeds = rng.integers(1, 2**62, size=count)
         if self._engine is None:
             self._engine = BatchedRollouts(
@@ -439,6 +429,21 @@ class SearchAgent(Agent):
         confidence = 0.0 if self.fallback == "mean" else self.confidence
         return choose_action(actions, scores, decoded_action(decoded, legal, self.table),
                              confidence)
+
+    def _worlds(self, decoded: Mapping, unseen: np.ndarray, count: int,
+                rng: np.random.Generator) -> tuple:
+        """``count`` determinizations: the opponents' hand masks [count, n-1], the stocks
+        [count, S] (next card first) and, for type rollouts, the opponents' types
+        [count, n] (else ``None``)."""
+        if self._types is not None and self.filter is not None:
+            return self.filter.sample(count, rng, types=True,
+                                      type_temperature=self.type_temperature)
+        if self.filter is not None:
+            return (*self.filter.sample(count, rng), None)
+        belief = self.belief(decoded)
+        forbidden = self.tracker.void[1:] if self.tracker.void.any() else None
+        return (*sample_hidden_batch(belief, decoded["hand_sizes"], unseen, rng, count,
+                                     forbidden), None)
 
     def _template(self, position: ObservedPosition) -> np.ndarray:
         """The batched engine's state row of the observed position (seat 0 to move)."""
