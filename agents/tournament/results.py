@@ -132,7 +132,7 @@ class TournamentResult:
                 f"{s.mean_charge:.2f}", f"[{s.charge_low:.2f}, {s.charge_high:.2f}]",
                 f"{s.rating_mu:.2f}", f"{s.rating_sigma:.2f}", f"{s.rating_ordinal:.2f}",
             ))
-        lines += ["", *_format_rows(rows, right_from=1)]
+        lines += ["", *_format_rows(rows)]
         if len(self.agents) > 1:
             what = (f"{game} win rate" if n == 2 else
                     f"share of {game}es charged less" if game == "match" else
@@ -149,7 +149,7 @@ class TournamentResult:
                     else:
                         cells.append(f"{100 * h.rate:.1f}% [{100 * h.low:.1f}, {100 * h.high:.1f}]")
                 hrows.append((a, *cells))
-            lines += _format_rows(hrows, right_from=1)
+            lines += _format_rows(hrows)
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
