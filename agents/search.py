@@ -267,6 +267,8 @@ class SearchAgent(Agent):
         if rollout_policy == "types" and determinize != "particles":
             raise ValueError("rollout_policy='types' plays the particle filter's types: "
                              f"determinize='particles', not {determinize!r}")
+        if not 0.0 <= float(type_temperature) <= 1e6:
+            raise ValueError(f"type_temperature={type_temperature!r}: must be in 0..1e6")
         if type_temperature != 1.0 and rollout_policy != "types":
             raise ValueError("type_temperature sharpens the types the rollouts of "
                              "rollout_policy='types' play; other rollouts draw no type")

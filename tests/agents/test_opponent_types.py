@@ -135,6 +135,8 @@ def test_type_temperature_sharpens_the_drawn_types():
         belief.sample(4, np.random.default_rng(0), types=True, type_temperature=-1)
     with pytest.raises(ValueError, match="type_temperature"):
         SearchAgent(num_players=2, type_temperature=0.5)
+    with pytest.raises(ValueError, match="must be in 0..1e6"):
+        SearchAgent(num_players=2, rollout_policy="types", type_temperature=-0.5)
 
 
 def test_typed_rollout_moves_are_each_types_own_bot():
