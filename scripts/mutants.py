@@ -994,9 +994,9 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="search-particles-ignore-filter",
         file="agents/search.py",
-        old="            hands, stocks = self.filter.sample(count, rng)",
-        new=("            hands, stocks = sample_hidden_batch(uniform_belief(decoded), sizes, "
-             "unseen, rng, count)"),
+        old="            return (*self.filter.sample(count, rng), None)",
+        new=("            return (*sample_hidden_batch(uniform_belief(decoded), "
+             "decoded[\"hand_sizes\"], unseen, rng, count), None)"),
         test="tests/agents/test_search_particles.py::test_particles_mode_deals_the_filters_worlds",
         why="determinize='particles' deals uniform determinizations",
     ),
