@@ -124,7 +124,7 @@ def add_metadata(zip_path: Path, meta: dict) -> None:
 def save_model_zip(model, path: Path, meta: dict) -> None:
     """``model.save`` plus the metadata member, atomically at ``path`` (mode 0644)."""
     def write(tmp: str) -> None:
-        model.save(tmp)  # SB3 appends ".zip" to any other name
+        model.save(tmp)  # SB3 would append ".zip" to a name without a suffix
         add_metadata(Path(tmp), meta)
 
     write_atomically(path, write, suffix=".zip")
