@@ -32,7 +32,8 @@ than one legal action the bot
    determinization, the opponent type that world was weighed with (drawn from the
    world's type posterior; ``agents.typed_rollouts``), the searching seat the heuristic;
 4. plays the action with the best mean score (``agents.mc.deal_score``: the charge
-   differential plus ``win_bonus`` points per unit of win reward; at a match table,
+   differential plus ``win_bonus`` points per unit of win reward, by default 1,000, so
+   that winning the deal comes first and the charges break ties; at a match table,
    ``num_deals > 1``, the rollout's effect on the match instead: its expected match win
    rate from the standing after the deal and a model of the deals left,
    ``agents.match_value``; ``match_aware=False`` keeps the deal score); with
@@ -89,6 +90,12 @@ TYPES_MODEL = "panel?networks=0"
 NETWORK_SEATS = ("all", "searcher")
 #: What the search plays when the rollouts do not clearly prefer a move (``fallback``).
 FALLBACKS = ("heuristic", "mean")
+#: Points a won deal is worth in a rollout's score, on top of the charge differential.
+#: A one-deal table is won or lost: at 1,000 the charges only break ties between moves
+#: that win equally often (at 100, the default until 2026-12-04, a move that lost the
+#: deal more often but cheaply could outscore one that won; +3.7 points of deals won
+#: against the heuristic at two players, docs/results.md, "A deal is won, not scored").
+DEFAULT_WIN_BONUS = 1000.0
 
 
 class BatchedRollouts:
@@ -238,7 +245,7 @@ class SearchAgent(Agent):
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
                  rollouts: int = DEFAULT_ROLLOUTS, determinize: str = DEFAULT_DETERMINIZE,
-                 confidence: float = 1.0, win_bonus: float = 100.0,
+                 confidence: float = 1.0, win_bonus: float = DEFAULT_WIN_BONUS,
                  belief_path: str | None = None, params: Params | None = None,
                  rules: Rules | Mapping | None = None, horizon: int | None = None,
                  rollout_policy: str = "heuristic", rollout_path: str | None = None,

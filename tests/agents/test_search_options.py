@@ -606,7 +606,7 @@ def test_the_defaults():
     bot = SearchAgent()
     assert (bot.num_players, bot.num_deals, bot.rollouts, bot.confidence, bot.win_bonus,
             bot.determinize, bot.rollout_policy, bot.match_aware) == (
-        2, 1, 4096, 1.0, 100.0, "particles", "heuristic", True)
+        2, 1, 4096, 1.0, 1000.0, "particles", "heuristic", True)
     assert (bot.last_rollouts, bot.last_values, bot.rollout_path) == (0, {}, None)
     typed = SearchAgent(rollout_policy="types", seven_penalty="double")
     assert typed._types.rules == typed._search_rules
@@ -640,7 +640,8 @@ def test_a_short_horizon_scores_the_cut_rollouts_on_hand_points(num_deals):
                 charges, winners, points, truncated = records[-1][1]
                 assert truncated.any()
                 if num_deals == 1:
-                    scores = scores_of(charges, winners, points, truncated, "points", 100.0)
+                    scores = scores_of(charges, winners, points, truncated, "points",
+                                       bot.win_bonus)
                 else:
                     match = standing(bot.decode(obs), num_deals)
                     scores = match_scores(settled_charges(charges, winners, points, truncated),
