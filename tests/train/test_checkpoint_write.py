@@ -369,17 +369,19 @@ def arrays_of(meta: dict, critic_extra: int = 3, seed: int = 0) -> dict:
             "action_net.weight": rng.normal(size=(2, 4)).astype(np.float32)}
 
 
-def meta_of(deals: int = 1, version: int = 0, **kwargs) -> dict:
+def widenable_meta(deals: int = 1, version: int = 0) -> dict:
+    """A 2-player policy's metadata whose input is the observation alone (what
+    ``init_widen`` widens; ``test_checkpoint_files.meta_of``'s also reads the mask)."""
     return make_metadata(rules={"num_players": 2, "num_deals": deals},
                          net_arch={"pi": [4], "vf": [4]}, activation="tanh",
-                         features=["obs"], layout_version=version, **kwargs)
+                         features=["obs"], layout_version=version)
 
 
 def test_a_widened_policy_computes_what_the_old_one_did(tmp_path):
     """v0 -> v1: a v1 observation begins with the v0 one, so the old weights on those
     columns and zeros elsewhere give the same first layer, actor and critic alike (the
     critic's extra inputs after the observation keep their weights)."""
-    meta = meta_of()
+    meta = widenable_meta()
     arrays = arrays_of(meta)
     old, new = Layout.of(2, 1, 0).size, Layout.of(2, 1, 1).size
     wide_meta, wide = widen_to_layout(meta, arrays, 1)
@@ -399,7 +401,7 @@ def test_a_widened_policy_computes_what_the_old_one_did(tmp_path):
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_a_deal_policy_widened_to_a_match_reads_the_deal_where_the_match_shows_it(version):
-    meta = meta_of(deals=1, version=version)
+    meta = widenable_meta(deals=1, version=version)
     arrays = arrays_of(meta, critic_extra=0)
     wide_meta, wide = widen_to_layout(meta, arrays, version, num_deals=4)
     size = Layout.of(2, 4, version).size
@@ -417,7 +419,7 @@ def test_a_deal_policy_widened_to_a_match_reads_the_deal_where_the_match_shows_i
 @pytest.mark.parametrize("deals, version, to_deals, to_version", [(1, 0, 4, 1), (4, 0, 8, 0)])
 def test_widening_a_match_and_a_layout_at_once_is_refused_and_named(deals, version,
                                                                     to_deals, to_version):
-    meta = meta_of(deals=deals, version=version)
+    meta = widenable_meta(deals=deals, version=version)
     with pytest.raises(CheckpointError) as err:
         widen_to_layout(meta, arrays_of(meta), to_version, num_deals=to_deals)
     assert str(err.value) == (
