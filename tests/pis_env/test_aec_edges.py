@@ -8,6 +8,7 @@ import pytest
 
 import pis_env
 from pis_env import pis_yedili_v0
+from pis_env.actions import DRAW, PASS
 from pis_env.render import render_table
 
 
@@ -15,12 +16,47 @@ from pis_env.render import render_table
     ("state", "state() called before reset()"),
     ("export_history", "export_history() called before reset()"),
     ("render", "render() called before reset()"),
+    ("observe", "observe() called before reset()"),
+    ("step", "step() called before reset()"),
 ])
 def test_calls_before_reset_say_so(call, words):
     env = pis_env.raw_env(render_mode="ansi")
+    args = {"observe": ("player_0",), "step": (0,)}.get(call, ())
     with pytest.raises(RuntimeError) as e:
-        getattr(env, call)()
+        getattr(env, call)(*args)
     assert str(e.value) == words
+
+
+def test_a_step_after_the_episode_is_over_says_what_to_do_word_for_word():
+    raw = pis_env.raw_env(illegal_action="terminate")
+    raw.reset(seed=0)
+    raw.step(PASS)  # never legal before a draw: the offender forfeits
+    for _ in raw.possible_agents:
+        raw.step(None)
+    with pytest.raises(RuntimeError) as e:
+        raw.step(DRAW)
+    assert str(e.value) == ("step() after the episode is over (every agent is done): "
+                            "call reset() to start a new one")
+
+
+def test_a_finished_deal_without_charges_is_refused_in_words():
+    raw = pis_env.raw_env()
+    raw.reset(seed=0)
+    raw.game.charges = None  # what the engine never does: a deal over with no charges
+    with pytest.raises(RuntimeError) as e:
+        raw._finish_deal()
+    assert str(e.value) == "a finished deal without charges"
+
+
+def test_a_two_deal_match_reports_the_match_score_after_each_deal():
+    raw = pis_env.raw_env(num_deals=2)
+    raw.reset(seed=3)
+    while raw.game.deal_index == 0:
+        agent = raw.agent_selection
+        raw.step(int(np.flatnonzero(raw.observe(agent)["action_mask"])[0]))
+    first = [raw.infos[a] for a in raw.possible_agents]
+    assert [i["match_score"] for i in first] == raw.game.totals
+    assert all(set(i) >= {"penalty", "winner", "match_score"} for i in first)
 
 
 def test_last_before_reset_is_pettingzoos_own_error():
