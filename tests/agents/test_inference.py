@@ -18,6 +18,7 @@ from agents.belief import (
     UniformModel,
     opponent_model,
 )
+from agents.belief import opponent_models
 from agents.belief.tracker import DealTracker, log_loss, uniform_belief
 from agents.heuristic import HeuristicAgent
 from agents.ppo import load_policy
@@ -282,10 +283,12 @@ def _positions(n, count, seed):
 
 
 @pytest.mark.parametrize("n", [2, 4])
-def test_opponent_models_give_what_they_claim(n):
+def test_opponent_models_give_what_they_claim(n, monkeypatch):
     """Every model's probabilities over the legal actions sum to one, illegal ones get
     zero; the heuristic's choice is the Python bot's own move; the network's
-    probabilities are ``agents.ppo``'s numpy policy's."""
+    probabilities are ``agents.ppo``'s numpy policy's (read from its file here, not
+    from the per-process cache another test filled)."""
+    monkeypatch.setattr(opponent_models, "_LOADED", {})
     rows, observations = _positions(n, 40, 11 + n)
     cfg = rules_vector(Rules(num_players=n))
     heuristic = HeuristicModel(epsilon=0.2)
@@ -310,10 +313,11 @@ def test_opponent_models_give_what_they_claim(n):
                                    0.25 * probs[heuristic][i] + 0.75 * probs[models[0]][i])
 
 
-def test_the_network_model_at_a_temperature_and_at_its_edges():
+def test_the_network_model_at_a_temperature_and_at_its_edges(monkeypatch):
     """At temperature T the probabilities are the policy's raised to 1/T and
     renormalised; one row and no rows; an action id past the last is impossible; the
     policy file is read once per process; refusals word for word."""
+    monkeypatch.setattr(opponent_models, "_LOADED", {})
     n = 2
     rows, observations = _positions(n, 12, 5)
     cfg = rules_vector(Rules(num_players=n))
