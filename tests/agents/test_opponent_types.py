@@ -274,6 +274,26 @@ def test_each_worlds_type_posterior_is_its_prior_times_its_likelihood():
     assert np.allclose(got, want, atol=1e-12)
 
 
+def test_the_type_posterior_is_the_weighted_mean_of_the_worlds_posteriors():
+    """Each seat's posterior is normalised on its own, however far below the other seats'
+    its log-likelihoods lie; a seat no type can explain (every likelihood zero) gets the
+    uniform posterior."""
+    belief = _series("greedy", 1, seed=3)
+    rng = np.random.default_rng(1)
+    belief.loglik[:, 1] = -3000.0 + 40.0 * rng.standard_normal(belief.loglik[:, 1].shape)
+    belief.logw = rng.normal(0.0, 2.0, belief.particles)
+    w = np.exp(belief.logw - belief.logw.max())
+    w /= w.sum()
+    want = np.einsum("p,pkj->kj", w, _posterior_by_hand(belief.seat_logprior, belief.loglik))
+    got = belief.type_posterior()
+    assert np.allclose(got, want, atol=1e-12) and np.allclose(got.sum(axis=1), 1.0)
+    belief.loglik[:, 1] = -np.inf
+    with np.errstate(invalid="ignore"):
+        got = belief.type_posterior()
+    assert np.array_equal(got[1], np.full(len(belief.types), 1.0 / len(belief.types)))
+    assert np.allclose(got[0], want[0], atol=1e-12)
+
+
 def test_an_opponent_prior_is_normalised_per_seat_and_checked_for_shape():
     belief = ParticleBelief(2, particles=8, opponent_model=TYPES_MODEL, seed=0)
     t = len(belief.types)
