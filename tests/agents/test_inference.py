@@ -17,8 +17,8 @@ from agents.belief import (
     ParticleBelief,
     UniformModel,
     opponent_model,
+    opponent_models,
 )
-from agents.belief import opponent_models
 from agents.belief.tracker import DealTracker, log_loss, uniform_belief
 from agents.heuristic import HeuristicAgent
 from agents.ppo import load_policy

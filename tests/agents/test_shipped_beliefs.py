@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import agents
+from agents.belief import tracker as tracker_module
 from agents.belief.tracker import DealTracker, load_model
 from pis_env import decode_observation, pis_yedili_v0
 
@@ -51,7 +52,8 @@ def beliefs_in_play(num_players: int, decisions: int = DECISIONS, seed: int = 0)
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
-def test_the_shipped_belief_gives_the_recorded_probabilities(num_players):
+def test_the_shipped_belief_gives_the_recorded_probabilities(num_players, monkeypatch):
+    monkeypatch.setattr(tracker_module, "_MODELS", {})  # read from the file, not the cache
     want = np.load(FIXTURE)[f"belief_{num_players}p"]
     got = beliefs_in_play(num_players)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
@@ -77,9 +79,32 @@ def test_a_belief_file_is_read_whole_and_another_kind_is_refused(tmp_path):
     np.testing.assert_array_equal(model.mean, data["mean"])
     np.testing.assert_array_equal(model.std, data["std"])
     assert BeliefModel(model.weights, model.mean, model.std).meta == {}
+    wide = BeliefModel([(w.astype(np.float64), b.astype(np.float64)) for w, b in model.weights],
+                       model.mean.astype(np.float64), model.std.astype(np.float64))
+    assert all(w.dtype == np.float32 and b.dtype == np.float32 for w, b in wide.weights)
+    assert wide.mean.dtype == np.float32 and wide.std.dtype == np.float32
     payload = {k: v for k, v in data.items() if k != "sha256"}
     for change in ({"kind": "policy"}, {"features": "hand,top"}):
         path = save_weights_file(dict(payload, **change), tmp_path / "other.pt")
         with pytest.raises(ValueError) as e:
             BeliefModel.load(path)
         assert str(e.value) == f"{path}: not a belief model with this module's features"
+
+
+def test_the_belief_gives_no_mass_to_a_card_the_opponent_cannot_hold():
+    """A hard void (``DealTracker.void``) is a card the opponent cannot hold: the model's
+    belief there is 0, the hand size is still met, and without the void it is not 0."""
+    env = pis_yedili_v0.raw_env(num_players=2)
+    env.reset(seed=4)
+    obs = env.observe(env.agent_selection)
+    decoded = decode_observation(obs["observation"], 2)
+    tracker = DealTracker(2)
+    tracker.observe(decoded)
+    model = load_model(2)
+    free = model(decoded, tracker)
+    unseen = np.flatnonzero(free[0] > 0)
+    voided = unseen[:3]
+    tracker.void[1, voided] = True
+    held = model(decoded, tracker)
+    assert (free[0, voided] > 0).all() and (held[0, voided] == 0).all()
+    np.testing.assert_allclose(held[0].sum(), decoded["hand_sizes"][1], rtol=1e-6)
