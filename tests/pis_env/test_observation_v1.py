@@ -25,6 +25,7 @@ from pis_env.observation import (
     ObservationEncoderV1,
     decode_observation,
     event_slots,
+    observation_encoder,
     segment_table,
 )
 from pis_env.rules import Rules
@@ -230,6 +231,15 @@ def test_a_window_longer_than_the_log_drops_its_oldest_events_and_counts_them():
     for seed in range(12):
         play_match(rules, seed, stats)
     assert stats["dropped"] >= 2, stats
+
+
+def test_the_encoder_by_default_is_layout_0_of_one_deal():
+    for n in (2, 4):
+        enc = observation_encoder(n)
+        assert type(enc) is ObservationEncoder
+        assert enc.layout == Layout.of(n, 1, 0) and enc.tensor.size == Layout.of(n, 1, 0).size
+    assert type(observation_encoder(3, 2, 1)) is ObservationEncoderV1
+    assert observation_encoder(3, 2, 1).layout == Layout.of(3, 2, 1)
 
 
 def test_v1_is_v0_followed_by_the_public_record_and_under_twice_its_size():
