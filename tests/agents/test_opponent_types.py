@@ -460,6 +460,26 @@ def test_each_worlds_likelihood_is_the_sum_of_its_recorded_moves(opponents):
         assert set(belief.dec_mover[:belief.used]) == {1, 2, 3}
 
 
+def test_the_filter_resamples_when_its_weights_degenerate_and_counts_it(monkeypatch):
+    """A resample comes only when the effective sample size falls below its share of the
+    worlds (or a world died); it leaves every world the same weight, and ``resamples``
+    counts them."""
+    seen = []
+    original = ParticleBelief._resample
+
+    def watched(self):
+        seen.append(self.ess < self.ess_threshold * self.particles
+                    or not np.isfinite(self.logw).all())
+        original(self)
+        assert np.isclose(self.ess, self.particles)
+
+    monkeypatch.setattr(ParticleBelief, "_resample", watched)
+    belief = ParticleBelief(2, particles=32, opponent_model=TYPES_MODEL, seed=5,
+                            ess_threshold=0.8)
+    _watch(belief, ["sevens"], seed=21)  # one deal: reset() starts the count again
+    assert len(seen) >= 3 and all(seen) and belief.resamples == len(seen)
+
+
 def test_a_full_decision_record_keeps_its_latest_half(monkeypatch):
     """The record grows by doubling from 64 decisions and, full at ``MAX_DECISIONS``,
     keeps its latest half: decision k of the new record is decision k + half of the
