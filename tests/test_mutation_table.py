@@ -42,3 +42,10 @@ def test_every_equivalent_names_a_module_of_the_project_and_says_why():
         path = ROOT / Path(*module.split("."))
         assert path.with_suffix(".py").is_file() or (path / "__init__.py").is_file(), name
         assert len(reason) > 20, name
+
+
+def test_a_timed_out_mutant_listed_as_equivalent_is_not_a_kill():
+    results = mt.parse(SAMPLE)
+    text = mt.table(results, {"pis_env.rules.x_parse__mutmut_1": "the same bytes"})
+    assert "| `pis_env.rules` | 3 | 1 | 1 | 1 | 50% |" in text
+    assert "`pis_env.rules.x_parse__mutmut_1`: equivalent (timed out): the same bytes" in text
