@@ -103,6 +103,8 @@ def test_a_fixed_seats_view_and_human_mode(capsys):
     capsys.readouterr()
     assert env.render() is None
     assert capsys.readouterr().out == render_table(env.game, 2) + "\n"
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert capsys.readouterr().out == render_table(env.game, 2) + "\n"  # after every step
 
 
 def test_state_is_float32_and_a_fresh_array():
