@@ -114,3 +114,38 @@ def test_state_is_float32_and_a_fresh_array():
     assert first.dtype == np.float32 and first.shape == env.state_space.shape
     first[:] = 7.0
     assert not np.array_equal(env.state(), first)
+
+
+def test_the_env_before_and_just_after_reset_as_pettingzoo_describes_it():
+    """No agents before ``reset()``; every reward 0 after it; the spaces' bounds and
+    dtypes; a seeded env's later unseeded resets continue its stream."""
+    env = pis_env.raw_env(num_players=3)
+    assert env.agents == []
+    for space, high, dtype in ((env.observation_space("player_0")["observation"], 1.0,
+                                np.float32),
+                               (env.observation_space("player_0")["action_mask"], 1, np.int8),
+                               (env.state_space, 1.0, np.float32)):
+        assert space.dtype == dtype and (space.low == 0).all() and (space.high == high).all()
+    env.reset(seed=5)
+    assert env.rewards == {a: 0.0 for a in env.possible_agents}
+    decks = []
+    for _ in range(2):
+        twin = pis_env.raw_env(num_players=3)
+        twin.reset(seed=5)
+        twin.reset()
+        decks.append(twin.game.deal_decks[0])
+    assert decks[0] == decks[1]
+
+
+def test_bad_render_arguments_are_refused_word_for_word():
+    with pytest.raises(ValueError) as e:
+        pis_env.raw_env(render_mode="rgb")
+    assert str(e.value) == ("render_mode='rgb': allowed values are None, 'human', 'ansi', "
+                            "'rgb_array'")
+    with pytest.raises(ValueError) as e:
+        pis_env.raw_env(num_players=3, render_view="player_5")
+    assert str(e.value) == ("render_view='player_5': allowed values are 'current', 'full' "
+                            "and the agent names player_0, player_1, player_2")
+    full = pis_env.raw_env(render_mode="ansi", render_view="full")
+    full.reset(seed=0)
+    assert full.render() == render_table(full.game, None, reveal=True)

@@ -240,6 +240,11 @@ def test_the_encoder_by_default_is_layout_0_of_one_deal():
         assert enc.layout == Layout.of(n, 1, 0) and enc.tensor.size == Layout.of(n, 1, 0).size
     assert type(observation_encoder(3, 2, 1)) is ObservationEncoderV1
     assert observation_encoder(3, 2, 1).layout == Layout.of(3, 2, 1)
+    assert ObservationEncoder(3).layout == Layout.of(3, 1, 0) == Layout.of(3)
+    assert segment_table(3) == segment_table(3, 1)
+    for n, deals, version in ((2, 1, 0), (3, 2, 1), (5, 4, 0)):
+        layout = Layout.of(n, deals, version)
+        assert (layout.num_players, layout.num_deals, layout.version) == (n, deals, version)
 
 
 def test_v1_is_v0_followed_by_the_public_record_and_under_twice_its_size():
