@@ -63,9 +63,10 @@ fuzz: $(STAMP)
 # (mutants/, whose results are kept between runs), against the tests that cover it. All
 # modules take hours; one module: make mutation ARGS='"agents.tournament.stats.*"'.
 # CI unset: under CI=true a skipped test fails, so a mutant whose test skips would count
-# as killed. Not part of CI.
+# as killed. One torch thread: a thread pool torch started in mutmut's process hangs the
+# children it forks, and a hung mutant counts as a timeout. Not part of CI.
 mutation: $(STAMP)
-	env -u CI PYTHONPATH=$(CURDIR) $(VENV)/bin/mutmut run --max-children 2 $(ARGS)
+	env -u CI OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=$(CURDIR) $(VENV)/bin/mutmut run --max-children 2 $(ARGS)
 	$(VENV)/bin/mutmut results
 
 # The numba kernels, which mutmut does not mutate: break the code each listed test guards
