@@ -372,8 +372,8 @@ class BotWorkers:
     (the table's, as a dict): each lane builds its shared caches for them before it
     serves (``warm_caches``); without them the first bot that needs one builds it."""
 
-    def __init__(self, prototypes: dict[str, Any], processes: int = 2,
-                 time_limit: float = 30.0, max_queued: int = 256, rules: dict | None = None):
+    def __init__(self, prototypes: dict[str, Any], processes: int, time_limit: float,
+                 max_queued: int = 256, rules: dict | None = None):
         if processes < 0 or time_limit <= 0 or max_queued < 1:
             raise ValueError("bot workers: processes >= 0, time_limit > 0, max_queued >= 1")
         count = max(processes, 1)
