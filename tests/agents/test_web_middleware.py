@@ -65,13 +65,17 @@ def host(name: str) -> dict:
 
 
 def test_the_hosts_answered_to_any_case_with_a_port():
-    guard = Guard(_answer, allowed_hosts=["Example.COM", "[fe80::1]", "fe80::2"])
+    guard = Guard(_answer, allowed_hosts=["Example.COM", "[fe80::1]", "fe80::2", "Cards",
+                                          " FE80::4 ", "table.example:8443"])
     for name in ("localhost:8000", "LOCALHOST", "127.0.0.1", "[::1]:80", "example.com",
-                 "EXAMPLE.com:8080", "[FE80::1]:8000", "[fe80::2]"):
+                 "EXAMPLE.com:8080", "[FE80::1]:8000", "[fe80::2]", "cards:81", "[fe80::4]",
+                 "table.example:8443", "table.example"):
         status, headers, _, _ = call(guard, host(name))
         assert status == 200, name
         assert headers == SECURITY_HEADERS  # added to an answer that had none
-    for name in ("evil.example", "example.com.evil", "localhost:port", "", "[fe80::3]"):
+    # "xxample.cox" differs from an allowed name only in its first and last letters
+    for name in ("evil.example", "example.com.evil", "localhost:port", "", "[fe80::3]",
+                 "xxample.cox"):
         assert error(call(guard, host(name))) == (
             400, f"this server does not answer to Host {name!r} (pis-serve --allow-host "
                  "NAME to add one)")
@@ -228,3 +232,5 @@ def test_a_cookie_value_is_checked_for_its_form_and_length():
     assert sessions.check(f"a{longest}.{sessions._tag('a' + longest)}") is None
     sid, value = sessions.issue()
     assert sessions.check(value + ".x") is None and sessions.check(value[:-1]) is None
+    other, _ = sessions.issue()
+    assert sessions.check(f"{other}.{value.partition('.')[2]}") is None  # a tag is its id's

@@ -74,6 +74,11 @@ def test_which_critics_are_read_and_which_are_refused():
     wide = size + privileged_size(2)
     meta = {"activation": "tanh", "num_players": 2}
     assert ValueHead.of(meta, critic_state([4], wide), size).kind == PRIVILEGED
+    state = critic_state([4], wide, seed=1)
+    relu = ValueHead.of({**meta, "activation": "relu"}, state, size)
+    x = np.random.default_rng(4).normal(size=wide) * 3
+    assert relu.kind == PRIVILEGED and relu(x) == pytest.approx(
+        torch_value(state, [4], "relu", x), rel=1e-5, abs=1e-5)
     # a privileged critic trained on normalised inputs: its statistics are not in the file
     assert ValueHead.of({**meta, "obs_norm": {"clip": 10}}, critic_state([4], wide), size) \
         is None

@@ -347,7 +347,8 @@ def test_an_illegal_bot_move_is_logged_and_ends_the_game(caplog):
     assert game.broken == "the bot at seat 1 played an illegal move: start a new game"
     (record,) = caplog.records
     assert record.getMessage().startswith(f"game {game.id}: bot at seat 1 played {illegal}: ")
-    assert len(record.getMessage()) > len(f"game {game.id}: bot at seat 1 played {illegal}: ")
+    reason = record.getMessage().removeprefix(f"game {game.id}: bot at seat 1 played {illegal}: ")
+    assert "illegal" in reason.lower() and reason != "None"  # the engine's own words
 
 
 def test_a_late_answer_for_a_broken_game_changes_nothing():
@@ -407,3 +408,58 @@ def test_the_next_deal_resets_the_bots_first():
     game.next_deal(game.version)
     assert s.workers.lane.submitted[-1] == ("reset", game.id)
     assert game.status() in ("your_turn", "bot_turn")
+
+
+def test_the_log_says_you_are_skipped_and_a_bot_is_skipped():
+    """The person is "You" in the log's words ("You are skipped"), a bot its name."""
+    s = store(rules=Rules(num_players=2, num_deals=4))
+    game = s.create("a")
+    rng = np.random.default_rng(2)
+
+    def an_eight_if_any(legal) -> int:
+        eights = [a for a in legal if a < 52 and a % 13 == 6]
+        return int(eights[0] if eights else rng.choice(legal))
+
+    while game.status() not in ("match_over", "broken") and not all(
+            any(e["action"] < 52 and e["action"] % 13 == 6 and e["seat"] == seat
+                for e in game.log) for seat in (0, 1)):
+        if game.status() == "deal_over":
+            game.next_deal(game.version)
+        elif game.status() == "your_turn":
+            game.move(an_eight_if_any([m["action"] for m in game.state()["legal"]]),
+                      game.version)
+        else:
+            s.workers.lane.answer = an_eight_if_any(np.flatnonzero(
+                game.observation(game.env.game.current)["action_mask"]))
+            game.advance(game.version)
+    eights = {e["seat"]: e["text"] for e in game.log if e["action"] < 52
+              and e["action"] % 13 == 6 and "skipped" in e["text"]}
+    assert eights[1].endswith(" — You are skipped")
+    assert eights[0].endswith(" — random is skipped")
+
+
+def test_an_answer_for_a_seat_that_is_not_thinking_is_ignored():
+    s = store()
+    game = bot_turn(s)
+    game.advance(game.version)  # seat 1 thinks; the lane has not answered
+    future = Future()
+    future.set_result(56)
+    game._bot_moved(future, 0, game.observation(0))
+    assert game.status() == "bot_thinking" and game.pending is None and game.thinking == 1
+
+
+def test_a_protected_game_is_passed_over_for_an_older_unprotected_one():
+    clock = Clock()
+    s = store(clock, max_games=2, protect_minutes=5)
+    a, b = s.create("a"), s.create("b")
+    a.moved_at = clock.now - 10  # the least recently used, but in play
+    b.moved_at = clock.now - 400
+    s.create("c")
+    assert s.peek(a.id) is a and s.peek(b.id) is None
+
+
+def test_a_games_weight_is_refused_in_mib_to_one_decimal():
+    s = store(weights={"random": 0, "heavy": 10 * G}, max_memory_mb=0.5)
+    err = refusal(lambda: s.create("a", ["heavy"]))
+    assert err.message == ("a game with these bots weighs 0.7 MiB, more than this server's "
+                           "--max-memory-mb 0.5")  # 11 x 64 KiB

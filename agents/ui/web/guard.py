@@ -71,9 +71,10 @@ def _host_name(host: str) -> str | None:
 
 
 def _allowed_name(host: str) -> str:
-    """An ``--allow-host`` or ``--host`` value as a host name (a bare IPv6 address too)."""
-    host = host.strip().lower()
-    return host if ":" in host and not host.startswith("[") else (_host_name(host) or host)
+    """An ``--allow-host`` or ``--host`` value as the name a ``Host`` header is matched
+    by: a port given with it is dropped (``cards.example:8443`` -> ``cards.example``), a
+    bare IPv6 address (never a ``Host`` value's form) is kept as it is."""
+    return _host_name(host) or host.strip().lower()
 
 
 def _origin(url: str) -> str:
