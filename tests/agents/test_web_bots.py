@@ -331,6 +331,22 @@ def test_a_lane_bounds_its_queue_skips_cancelled_commands_and_always_takes_close
     assert not lane._thread.is_alive()
 
 
+def test_closing_a_lane_waits_a_bounded_time_for_a_stuck_move(monkeypatch):
+    monkeypatch.setattr(bots, "CLOSE_WAIT", 0.05)
+    gate, started = threading.Event(), threading.Event()
+    lane = Lane(0, {"gate": GateBot(gate, started)}, process=False, time_limit=1.0,
+                max_queued=2)
+    lane.submit("open", "g", {0: ("gate", 1)}).result(5)
+    stuck = lane.submit("act", "g", 0, {})
+    assert started.wait(5)
+    lane.close()  # returns although the move goes on
+    assert lane._thread.is_alive() and not stuck.done()
+    gate.set()
+    assert stuck.result(5) == 56
+    lane._thread.join(5)
+    assert not lane._thread.is_alive()
+
+
 def test_bot_workers_check_their_sizes_and_give_a_new_game_the_least_busy_lane():
     words = r"^bot workers: processes >= 0, time_limit > 0, max_queued >= 1$"
     for wrong in ({"processes": -1}, {"time_limit": 0}, {"max_queued": 0}):

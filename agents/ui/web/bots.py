@@ -56,6 +56,9 @@ OWN_STATE = ("types",)
 _SHARED = ("", "shared caches")
 #: Decisions a bot plays before ``warm_weight`` weighs it.
 WARM_DECISIONS = 30
+#: Seconds ``Lane.close`` waits for the command its thread is running (a thread lane's
+#: bot has no time limit): past it the server stops without it.
+CLOSE_WAIT = 10.0
 
 
 class BotError(RuntimeError):
@@ -283,7 +286,7 @@ class Lane:
 
     def close(self) -> None:
         self._tasks.put(None)
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=CLOSE_WAIT)
         self._stop_worker()
 
     # ------------------------------------------------------------------ the lane's thread
