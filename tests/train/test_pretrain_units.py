@@ -1,0 +1,254 @@
+"""The warm start's parts (``train.common.pretrain``) without a training run: the
+teachers and the columns they read, what ``collect`` records and shows the teacher, the
+imitation loop on a toy network, the labelled data sets and their refusals, and what
+``pretrain`` hands to the loop and seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+import train.common.pretrain as P
+from agents.heuristic.batched import HeuristicPolicy
+from pis_env.observation import Layout
+
+RULES = {"num_players": 3, "num_deals": 1}
+
+
+class Scripted:
+    """Two games of three steps each; the observation counts the steps, the mask allows
+    actions 0 and 1 only, and the teacher sees what ``seen`` records."""
+
+    num_envs = 2
+
+    def __init__(self, width: int = 6):
+        self.seeds: list[int] = []
+        self.width = width
+
+    def seed(self, seed):
+        self.seeds.append(seed)
+
+    def reset(self):
+        self.t = 0
+        return np.zeros((2, self.width), np.float32)
+
+    def env_method(self, name):
+        assert name == "action_masks"
+        mask = np.zeros(58, bool)
+        mask[:2] = True
+        return [mask, mask]
+
+    def step(self, actions):
+        self.t += 1
+        done = np.full(2, self.t % 3 == 0)
+        return (np.full((2, self.width), self.t, np.float32), np.ones(2, np.float32), done,
+                [{}, {}])
+
+
+def test_a_bot_teaches_row_by_row_and_the_heuristic_through_its_port():
+    teacher = P.make_teacher("heuristic", RULES, seed=0)
+    assert isinstance(teacher, HeuristicPolicy) and teacher.num_players == 3
+    greedy = P.make_teacher("random", RULES, seed=5)
+    assert isinstance(greedy, P.RowByRow) and greedy.layout_version is None
+    reference = agents.make_for_table("random", RULES, seed=5)
+    obs = np.zeros((30, Layout.of(3, 1, 0).size), np.float32)
+    masks = np.ones((30, 58), np.int8)
+    actions = greedy(obs, masks)
+    assert actions.dtype == np.int64
+    assert actions.tolist() == [reference.act({"observation": o, "action_mask": m})
+                                for o, m in zip(obs, masks)]
+
+
+def test_a_teacher_reads_the_columns_of_its_own_layout():
+    v0, v1 = (Layout.of(3, 1, v).size for v in (0, 1))
+    assert P.teacher_columns(HeuristicPolicy(1), RULES, 1) == v0
+    assert P.teacher_columns(P.RowByRow(None), RULES, 1) == v1
+    assert P.teacher_columns(P.RowByRow(None), RULES, 0) == v0
+    assert P.teacher_columns(lambda o, m: m.argmax(1), RULES, 1) == v0  # no layout: 0
+
+
+def test_collect_shows_the_teacher_its_columns_and_logs_every_half_minute(monkeypatch):
+    env = Scripted()
+    shown = []
+
+    def teacher(obs, masks):
+        shown.append((obs.copy(), masks.dtype))
+        return np.ones(len(obs), np.int64)
+
+    clock = iter(range(10_000))  # one second a call
+    monkeypatch.setattr(P.time, "time", lambda: float(next(clock)))
+    lines = []
+    data = P.collect(env, teacher, decisions=199, layout_size=4, gamma=0.5, seed=3,
+                     log=lines.append)
+    assert env.seeds == [3] and len(shown) == 100  # ceil(199 / 2) steps of both games
+    assert all(o.shape == (2, 4) and d == np.int8 for o, d in shown)
+    assert data["x"].shape == (200, 6) and data["x"][2:4].tolist() == [[1.0] * 6] * 2
+    assert data["masks"].dtype == bool and data["masks"].shape == (200, 58)
+    assert data["actions"].dtype == np.int64 and data["actions"].tolist() == [1] * 200
+    assert data["returns"].dtype == np.float32
+    assert data["returns"][:2].tolist() == [1.75, 1.75]  # 1 + 0.5 + 0.25
+    # past 30 s since the last line: decisions so far, of all, per second since the start
+    assert lines == ["pretrain: 62/200 teacher decisions (2/s)",
+                     "pretrain: 124/200 teacher decisions (2/s)",
+                     "pretrain: 186/200 teacher decisions (2/s)"]
+
+
+class Toy(torch.nn.Module):
+    """A linear policy and value over 4 inputs and 58 actions."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.pi = torch.nn.Linear(4, 58)
+        self.v = torch.nn.Linear(4, 1)
+
+    def forward(self, x, masks):
+        logits = self.pi(x).masked_fill(~masks, -1e9)
+        return logits, self.v(x)
+
+
+def toy_data(size=256, seed=0):
+    """The teacher plays action 3 when the first input is positive, 7 otherwise; the
+    return is twice the second input."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(size, 4)).astype(np.float32)
+    masks = np.zeros((size, 58), bool)
+    masks[:, [3, 7, 9]] = True
+    actions = np.where(x[:, 0] > 0, 3, 7)
+    return {"x": x, "masks": masks, "actions": actions, "returns": 2 * x[:, 1]}
+
+
+class Logger:
+    def __init__(self):
+        self.records, self.dumps = [], []
+
+    def record(self, key, value):
+        self.records.append((key, value))
+
+    def dump(self, step):
+        self.dumps.append(step)
+
+
+def test_imitation_learns_the_teachers_moves_and_the_returns():
+    toy, data, lines, logger = Toy(), toy_data(), [], Logger()
+    stats = P.imitate(toy, toy, data, epochs=8, batch_size=64, lr=0.1, value_coef=1.0,
+                      seed=1, log=lines.append, logger=logger)
+    assert stats["accuracy"] > 0.9 > 1 / 3  # chance among the three legal moves
+    assert stats["value_loss"] < 0.5 < float(np.var(data["returns"]))
+    assert not toy.training and len(lines) == 8
+    assert lines[-1] == (f"pretrain epoch 8/8: accuracy {stats['accuracy']:.1%}, "
+                         f"cross-entropy {stats['cross_entropy']:.3f}, value loss "
+                         f"{stats['value_loss']:.4f}")
+    assert logger.dumps == list(range(8))
+    assert logger.records[-3:] == [(f"pretrain/{k}", stats[k])
+                                   for k in ("cross_entropy", "value_loss", "accuracy")]
+    again = Toy()
+    assert P.imitate(again, again, data, 8, 64, 0.1, 1.0, seed=1, log=lambda s: None) \
+        == stats  # the minibatch order is the seed's
+
+
+def test_imitation_reads_only_the_rows_given_and_weighs_the_value_by_its_coefficient():
+    data = toy_data()
+    data["actions"][128:] = 9  # rows left out: another teacher
+    data["rows"] = np.arange(128)
+    toy = Toy()
+    stats = P.imitate(toy, toy, data, 8, 64, 0.1, value_coef=0.0, seed=1,
+                      log=lambda s: None)
+    assert stats["accuracy"] > 0.9
+    x = torch.as_tensor(data["x"][:128])
+    with torch.no_grad():
+        _, values = toy(x, torch.as_tensor(data["masks"][:128]))
+    assert float(((values.flatten() - torch.as_tensor(data["returns"][:128])) ** 2).mean()) \
+        > 0.5  # no value target: the head did not learn the returns
+    untrained = Toy()
+    assert P.imitate(untrained, untrained, data, 1, 64, 0.0, 1.0, seed=1,
+                     log=lambda s: None)["accuracy"] < 0.9  # lr 0: nothing moves
+
+
+def test_a_masked_sb3_policy_is_fitted_through_its_distribution_and_value_head():
+    import gymnasium as gym
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    policy = MaskableActorCriticPolicy(gym.spaces.Box(-10, 10, (4,)),
+                                       gym.spaces.Discrete(58), lambda _: 0.0)
+    data = toy_data()
+    stats = P.fit(policy, data, epochs=6, batch_size=64, lr=0.02, value_coef=1.0, seed=0,
+                  log=lambda s: None)
+    assert stats["accuracy"] > 0.9 and stats["value_loss"] < 1.0
+
+
+def save(path, size=6, **arrays):
+    rng = np.random.default_rng(0)
+    base = {"obs": rng.random((4, size)), "mask": np.ones((4, 58)), "privileged":
+            rng.random((4, 5)), "action": np.arange(4), "returns": np.ones(4)}
+    np.savez(path, **{**base, **arrays})
+    return base
+
+
+def test_labelled_files_become_the_policy_input_the_config_reads(tmp_path):
+    size = Layout.of(3, 1, 0).size
+    one = save(tmp_path / "a.npz", size)
+    save(tmp_path / "b.npz", size)
+    policy = {"features": ["obs", "mask"], "privileged_critic": True}
+    cfg = {"rules": RULES, "policy": policy, "env_version": 0}
+    data = P.load_labelled([str(tmp_path / "a.npz"), str(tmp_path / "b.npz")], cfg)
+    assert data["x"].shape == (8, size + 58 + 5) and data["x"].dtype == np.float32
+    assert np.allclose(data["x"][:4, :size], one["obs"])
+    assert np.allclose(data["x"][:4, size + 58:], one["privileged"])
+    assert data["masks"].dtype == bool and data["actions"].dtype == np.int64
+    assert data["returns"].dtype == np.float32 and data["actions"].tolist() == [0, 1, 2, 3] * 2
+    plain = P.load_labelled([str(tmp_path / "a.npz")], {**cfg, "policy": {
+        "features": ["obs"], "privileged_critic": False}})
+    assert plain["x"].shape == (4, size)
+
+
+def test_a_labelled_file_of_another_kind_is_refused_by_name(tmp_path):
+    cfg = {"rules": RULES, "policy": {"features": ["obs"], "privileged_critic": False},
+           "env_version": 0}
+    v0, v1 = (Layout.of(3, 1, v).size for v in (0, 1))
+    lacking = tmp_path / "lacking.npz"
+    np.savez(lacking, obs=np.zeros((1, v0)))
+    with pytest.raises(ValueError) as err:
+        P.load_labelled([str(lacking)], cfg)
+    assert str(err.value) == f"{lacking}: not a labelled data set (lacks 'mask is not a file " \
+                             "in the archive')"
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(ValueError) as err:
+        P.load_labelled([str(junk)], cfg)
+    assert str(err.value).startswith(f"{junk}: cannot read a labelled data set (")
+    save(tmp_path / "v1.npz", v1)
+    with pytest.raises(ValueError) as err:
+        P.load_labelled([str(tmp_path / "v1.npz")], cfg)
+    assert str(err.value) == (
+        f"{tmp_path / 'v1.npz'}: observations of shape (4, {v1}); this table's observations "
+        f"(layout version 0) have {v0} entries (layout version 1's size: labelled at "
+        f"pis_yedili_v1, but env_version=0)")
+    save(tmp_path / "odd.npz", 7)
+    with pytest.raises(ValueError) as err:
+        P.load_labelled([str(tmp_path / "odd.npz")], cfg)
+    assert str(err.value).endswith(f"(layout version 0) have {v0} entries")
+
+
+def test_pretrain_collects_with_its_own_seed_and_reseeds_the_env_for_ppo(monkeypatch):
+    fitted = []
+    monkeypatch.setattr(P, "fit", lambda policy, data, *args, **kwargs: fitted.append(
+        (policy, data, args, kwargs)) or {"accuracy": 1.0})
+
+    class Model:
+        policy = object()
+
+    env, lines = Scripted(Layout.of(2, 1, 0).size), []
+    cfg = {"pretrain": {"data": None, "teacher": "random", "decisions": 6, "epochs": 2,
+                        "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
+           "rules": {"num_players": 2, "num_deals": 1}, "seed": 4, "env_version": 0,
+           "ppo": {"gamma": 0.5}}
+    stats = P.pretrain(Model(), env, cfg, log=lines.append)
+    assert env.seeds == [4 + 7919, 4]  # the teacher's own games, then PPO's as before
+    ((policy, data, args, kwargs),) = fitted
+    assert policy is Model.policy and args == (2, 8, 0.1, 0.5) and kwargs["seed"] == 4
+    assert data["returns"][:2].tolist() == [1.75, 1.75]  # the run's gamma
+    assert lines[-1].startswith("pretrain: 6 decisions of random in ")
+    assert stats["accuracy"] == 1.0 and stats["seconds"] >= 0
