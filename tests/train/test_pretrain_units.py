@@ -252,3 +252,42 @@ def test_pretrain_collects_with_its_own_seed_and_reseeds_the_env_for_ppo(monkeyp
     assert data["returns"][:2].tolist() == [1.75, 1.75]  # the run's gamma
     assert lines[-1].startswith("pretrain: 6 decisions of random in ")
     assert stats["accuracy"] == 1.0 and stats["seconds"] >= 0
+
+
+def test_labelled_files_are_sized_by_the_configs_deals_and_layout_version(tmp_path):
+    rules = {"num_players": 3, "num_deals": 4}
+    size = Layout.of(3, 4, 1).size
+    assert size not in (Layout.of(3, 1, 1).size, Layout.of(3, 4, 0).size)
+    save(tmp_path / "match.npz", size)
+    cfg = {"rules": rules, "policy": {"features": ["obs"], "privileged_critic": False},
+           "env_version": 1}
+    assert P.load_labelled([str(tmp_path / "match.npz")], cfg)["x"].shape == (4, size)
+
+
+def test_pretrain_on_labelled_files_fits_them_and_leaves_the_env_alone(tmp_path,
+                                                                       monkeypatch):
+    fitted = []
+    monkeypatch.setattr(P, "fit", lambda policy, data, *args, **kwargs: fitted.append(
+        (policy, data, args, kwargs)) or {"accuracy": 0.5})
+
+    class Model:
+        policy = object()
+
+    size = Layout.of(2, 1, 0).size
+    paths = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
+    for path in paths:
+        save(path, size)
+    env = Scripted(size)
+    cfg = {"pretrain": {"data": paths, "teacher": "random", "decisions": 6, "epochs": 3,
+                        "batch_size": 16, "learning_rate": 0.2, "value_coef": 0.25},
+           "rules": {"num_players": 2, "num_deals": 1}, "seed": 9, "env_version": 0,
+           "ppo": {"gamma": 0.5}, "policy": {"features": ["obs"], "privileged_critic": False}}
+    lines = []
+    stats = P.pretrain(Model(), env, cfg, log=lines.append)
+    assert env.seeds == []  # no teacher games: the env deals what it would have dealt
+    ((policy, data, args, kwargs),) = fitted
+    assert policy is Model.policy and args == (3, 16, 0.2, 0.25) and kwargs["seed"] == 9
+    assert kwargs["log"] == lines.append
+    assert data["x"].shape == (8, size) and data["actions"].tolist() == [0, 1, 2, 3] * 2
+    assert lines == ["pretrain: 8 labelled positions from 2 file(s)"]
+    assert stats["accuracy"] == 0.5 and stats["seconds"] >= 0
