@@ -18,33 +18,32 @@ RULES = {"num_players": 3, "num_deals": 1}
 
 
 class Scripted:
-    """Two games of three steps each; the observation counts the steps, the mask allows
-    actions 0 and 1 only, and the teacher sees what ``seen`` records."""
+    """``num_envs`` games of three steps each; the observation counts the steps, the mask
+    allows actions 0 and 1 only, and the teacher sees what ``seen`` records."""
 
-    num_envs = 2
-
-    def __init__(self, width: int = 6):
+    def __init__(self, width: int = 6, num_envs: int = 2):
         self.seeds: list[int] = []
-        self.width = width
+        self.width, self.num_envs = width, num_envs
 
     def seed(self, seed):
         self.seeds.append(seed)
 
     def reset(self):
         self.t = 0
-        return np.zeros((2, self.width), np.float32)
+        return np.zeros((self.num_envs, self.width), np.float32)
 
     def env_method(self, name):
         assert name == "action_masks"
         mask = np.zeros(58, bool)
         mask[:2] = True
-        return [mask, mask]
+        return [mask] * self.num_envs
 
     def step(self, actions):
         self.t += 1
-        done = np.full(2, self.t % 3 == 0)
-        return (np.full((2, self.width), self.t, np.float32), np.ones(2, np.float32), done,
-                [{}, {}])
+        n = self.num_envs
+        done = np.full(n, self.t % 3 == 0)
+        return (np.full((n, self.width), self.t, np.float32), np.ones(n, np.float32), done,
+                [{}] * n)
 
 
 def test_a_bot_teaches_row_by_row_and_the_heuristic_through_its_port():
@@ -85,6 +84,7 @@ def test_collect_shows_the_teacher_its_columns_and_logs_every_half_minute(monkey
     assert env.seeds == [3] and len(shown) == 100  # ceil(199 / 2) steps of both games
     assert all(o.shape == (2, 4) and d == np.int8 for o, d in shown)
     assert data["x"].shape == (200, 6) and data["x"][2:4].tolist() == [[1.0] * 6] * 2
+    assert data["x"].dtype == np.float32
     assert data["masks"].dtype == bool and data["masks"].shape == (200, 58)
     assert data["actions"].dtype == np.int64 and data["actions"].tolist() == [1] * 200
     assert data["returns"].dtype == np.float32
@@ -93,6 +93,16 @@ def test_collect_shows_the_teacher_its_columns_and_logs_every_half_minute(monkey
     assert lines == ["pretrain: 62/200 teacher decisions (2/s)",
                      "pretrain: 124/200 teacher decisions (2/s)",
                      "pretrain: 186/200 teacher decisions (2/s)"]
+
+
+def test_collect_logs_the_rate_since_its_start(monkeypatch):
+    clock = iter(range(1000, 10_000))  # one second a call, from a clock that is not 0
+    monkeypatch.setattr(P.time, "time", lambda: float(next(clock)))
+    lines = []
+    P.collect(Scripted(num_envs=100), lambda o, m: np.zeros(len(o), np.int64),
+              decisions=3200, layout_size=4, gamma=0.5, seed=0, log=lines.append)
+    # past 30 s at step 31: 3,100 decisions, and the line's own clock reads 32 s
+    assert lines == ["pretrain: 3,100/3,200 teacher decisions (97/s)"]
 
 
 class Toy(torch.nn.Module):
@@ -149,6 +159,53 @@ def test_imitation_learns_the_teachers_moves_and_the_returns():
         == stats  # the minibatch order is the seed's
 
 
+def test_an_epochs_statistics_are_means_over_every_row():
+    """With lr 0 nothing moves, so the epoch's figures are those of the whole data set at
+    once: a mean over rows of minibatches of 50, 50, ... and a last one of 6."""
+    toy, data = Toy(), toy_data()
+    stats = P.imitate(toy, toy, data, 1, 50, 0.0, 1.0, seed=1, log=lambda s: None)
+    with torch.no_grad():
+        logits, values = toy(torch.as_tensor(data["x"]), torch.as_tensor(data["masks"]))
+    logits, values = logits.numpy().astype(np.float64), values.numpy().ravel()
+    top = logits.max(axis=1, keepdims=True)
+    log_p = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+    rows = np.arange(len(data["actions"]))
+    assert stats["cross_entropy"] == pytest.approx(-log_p[rows, data["actions"]].mean(),
+                                                   rel=1e-5)
+    assert stats["value_loss"] == pytest.approx(((values - data["returns"]) ** 2).mean(),
+                                                rel=1e-5)
+    assert stats["accuracy"] == (logits.argmax(axis=1) == data["actions"]).mean()
+    assert P.imitate(toy, toy, data, 0, 50, 0.1, 1.0, seed=1, log=lambda s: None) == {}
+
+
+def test_imitation_takes_any_numeric_dtypes_and_draws_its_order_from_its_seed():
+    data = toy_data()
+    runs = []
+    for i, (seed, other_dtypes) in enumerate(((1, False), (1, True), (2, False))):
+        given = dict(data)
+        if other_dtypes:
+            given = {"x": data["x"].astype(np.float64), "masks": data["masks"].astype(np.int8),
+                     "actions": data["actions"].astype(np.int32),
+                     "returns": data["returns"].astype(np.float64),
+                     "rows": np.arange(256, dtype=np.int32)}
+        toy = Toy()
+        torch.manual_seed(100 + i)  # the global generator plays no part
+        runs.append(P.imitate(toy, toy, given, 2, 64, 0.1, 1.0, seed=seed,
+                              log=lambda s: None))
+    assert runs[1] == pytest.approx(runs[0], rel=1e-6)
+    assert runs[2] != runs[0]  # another seed, another minibatch order
+
+
+def test_the_gradient_norm_is_clipped_at_one(monkeypatch):
+    norms = []
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
+                        lambda params, max_norm: norms.append(max_norm) or clip(params, max_norm))
+    toy = Toy()
+    P.imitate(toy, toy, toy_data(), 1, 64, 0.1, 1.0, seed=1, log=lambda s: None)
+    assert norms == [1.0] * 4
+
+
 def test_imitation_reads_only_the_rows_given_and_weighs_the_value_by_its_coefficient():
     data = toy_data()
     data["actions"][128:] = 9  # rows left out: another teacher
@@ -177,6 +234,22 @@ def test_a_masked_sb3_policy_is_fitted_through_its_distribution_and_value_head()
     stats = P.fit(policy, data, epochs=6, batch_size=64, lr=0.02, value_coef=1.0, seed=0,
                   log=lambda s: None)
     assert stats["accuracy"] > 0.9 and stats["value_loss"] < 1.0
+
+
+def test_an_sb3_policy_is_fitted_over_its_legal_moves_and_reports_to_its_logger():
+    import gymnasium as gym
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    policy = MaskableActorCriticPolicy(gym.spaces.Box(-10, 10, (4,)),
+                                       gym.spaces.Discrete(58), lambda _: 0.0)
+    lines, logger = [], Logger()
+    stats = P.fit(policy, toy_data(), epochs=1, batch_size=64, lr=0.0, value_coef=1.0,
+                  seed=0, log=lines.append, logger=logger)
+    # SB3's small initial action layer: near-uniform over the 3 legal moves (log 3), not
+    # over all 58 (log 58 = 4.06)
+    assert stats["cross_entropy"] == pytest.approx(np.log(3), abs=0.02)
+    assert len(lines) == 1 and lines[0].startswith("pretrain epoch 1/1: accuracy ")
+    assert logger.dumps == [0] and len(logger.records) == 3
 
 
 def save(path, size=6, **arrays):
@@ -264,6 +337,45 @@ def test_labelled_files_are_sized_by_the_configs_deals_and_layout_version(tmp_pa
     assert P.load_labelled([str(tmp_path / "match.npz")], cfg)["x"].shape == (4, size)
 
 
+def test_pretrain_seeds_its_teacher_shows_it_its_layout_and_times_itself(monkeypatch):
+    v1 = Layout.of(2, 1, 1).size
+    made, shown = [], []
+
+    class Recorder:
+        layout_version = None  # the table's own layout: v1 here
+
+        def __call__(self, obs, masks):
+            shown.append(obs.shape[1])
+            return np.zeros(len(obs), np.int64)
+
+    def make_teacher(name, rules, seed):
+        made.append((name, rules, seed))
+        return Recorder()
+
+    fitted = []
+    monkeypatch.setattr(P, "make_teacher", make_teacher)
+    monkeypatch.setattr(P, "fit", lambda policy, data, *args, **kwargs: fitted.append(
+        kwargs) or {"accuracy": 1.0})
+    clock = iter(range(1000, 100_000, 20))  # twenty seconds a call
+    monkeypatch.setattr(P.time, "time", lambda: float(next(clock)))
+
+    class Model:
+        policy = object()
+
+    rules = {"num_players": 2, "num_deals": 1}
+    cfg = {"pretrain": {"data": None, "teacher": "mine", "decisions": 6, "epochs": 1,
+                        "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
+           "rules": rules, "seed": 4, "env_version": 1, "ppo": {"gamma": 0.5}}
+    lines = []
+    stats = P.pretrain(Model(), Scripted(v1 + 58), cfg, log=lines.append)
+    assert made == [("mine", rules, 4 + 7919)] and shown == [v1] * 3
+    # the clock: t0 1000; collect's start 1020, its steps 1040-1080 (a line past 30 s at
+    # 1060, read again at 1080 for the rate), the last step 1100; t1 1120; the end 1140
+    assert lines == ["pretrain: 4/6 teacher decisions (0/s)",
+                     "pretrain: 6 decisions of mine in 120 s"]
+    assert fitted[0]["log"] == lines.append and stats["seconds"] == 140
+
+
 def test_pretrain_on_labelled_files_fits_them_and_leaves_the_env_alone(tmp_path,
                                                                        monkeypatch):
     fitted = []
@@ -278,6 +390,8 @@ def test_pretrain_on_labelled_files_fits_them_and_leaves_the_env_alone(tmp_path,
     for path in paths:
         save(path, size)
     env = Scripted(size)
+    clock = iter(range(1000, 10_000, 5))  # five seconds a call
+    monkeypatch.setattr(P.time, "time", lambda: float(next(clock)))
     cfg = {"pretrain": {"data": paths, "teacher": "random", "decisions": 6, "epochs": 3,
                         "batch_size": 16, "learning_rate": 0.2, "value_coef": 0.25},
            "rules": {"num_players": 2, "num_deals": 1}, "seed": 9, "env_version": 0,
@@ -290,4 +404,4 @@ def test_pretrain_on_labelled_files_fits_them_and_leaves_the_env_alone(tmp_path,
     assert kwargs["log"] == lines.append
     assert data["x"].shape == (8, size) and data["actions"].tolist() == [0, 1, 2, 3] * 2
     assert lines == ["pretrain: 8 labelled positions from 2 file(s)"]
-    assert stats["accuracy"] == 0.5 and stats["seconds"] >= 0
+    assert stats["accuracy"] == 0.5 and stats["seconds"] == 5
