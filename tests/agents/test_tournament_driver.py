@@ -129,12 +129,15 @@ def test_the_progress_bar_counts_every_game_and_is_closed(monkeypatch):
 
 
 def test_the_in_process_worker_puts_back_the_callers_state():
+    before = dict(WORKER_STATE)  # what other tests' workers left in this process
+    WORKER_STATE.clear()
     WORKER_STATE["mine"] = 1
     try:
         play(["random", "greedy"])
         assert WORKER_STATE == {"mine": 1}
     finally:
-        WORKER_STATE.pop("mine", None)
+        WORKER_STATE.clear()
+        WORKER_STATE.update(before)
 
 
 # ------------------------------------------------------------------ seats and specs
@@ -258,3 +261,165 @@ def test_the_default_tables():
     assert make_tables(["a"], 3) == [["a", "a", "a"]]
     assert make_tables(["a", "b", "c"], 4) == [["a", "b", "c", "b"]]
     assert make_tables(["a", "b", "c"], 2) == [["a", "b"], ["a", "c"], ["b", "c"]]
+
+
+# ------------------------------------------------------------ the plan and the backends
+class FakeSession:
+    """A Ray session that plays its units in this process, as RaySession's contract says:
+    ``init(*initargs)`` once, then ``on_result(fn(unit))`` for every unit."""
+
+    sessions: list = []
+
+    def __init__(self, address):
+        self.address, self.cpus, self.closed, self.calls = address, 3, False, []
+        FakeSession.sessions.append(self)
+
+    def run_unordered(self, units, fn, on_result, workers, init, initargs):
+        self.calls.append((list(units), workers))
+        saved = dict(WORKER_STATE)
+        init(*initargs)
+        try:
+            for unit in units:
+                on_result(fn(unit))
+        finally:
+            WORKER_STATE.clear()
+            WORKER_STATE.update(saved)
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_ray_backend_gets_the_plan_and_the_same_results(monkeypatch):
+    import agents.tournament.ray_backend as ray_backend
+
+    checked = []
+    monkeypatch.setattr(ray_backend, "check_backend", lambda b, a: checked.append((b, a)))
+    monkeypatch.setattr(ray_backend, "RaySession", FakeSession)
+    FakeSession.sessions = []
+    local = play(["heuristic", "greedy"], deals=100, workers=1)
+    remote = play(["heuristic", "greedy"], deals=100, workers=None, backend="ray",
+                  address="ray://head:10001")
+    assert checked == [("local", None), ("ray", "ray://head:10001")]
+    (session,) = FakeSession.sessions
+    assert session.address == "ray://head:10001" and session.closed
+    ((units, workers),) = session.calls
+    # the session's 3 CPUs: chunks of ceil(100 / (8 * 3)) = 5 deals
+    assert workers == remote.workers == 3
+    assert units == [(0, start, start + 5) for start in range(0, 100, 5)]
+    for a, b in zip(local.table_results, remote.table_results):
+        assert (a.charges == b.charges).all() and (a.winners == b.winners).all()
+
+
+def test_a_local_pool_has_the_workers_asked_for(monkeypatch):
+    import multiprocessing
+
+    sizes = []
+    real = multiprocessing.get_context
+
+    class Context:
+        def Pool(self, processes, *args):
+            sizes.append(processes)
+            return real().Pool(processes, *args)
+
+    monkeypatch.setattr(multiprocessing, "get_context", lambda: Context())
+    assert play(["random", "greedy"], deals=8, workers=2).workers == 2
+    assert sizes == [2]
+
+
+def test_the_clock_times_the_games(monkeypatch):
+    ticks = iter([100.0, 107.5])
+    monkeypatch.setattr(driver.time, "perf_counter", lambda: next(ticks))
+    assert play(["random", "greedy"]).elapsed_s == 7.5
+
+
+def test_the_documented_defaults(monkeypatch):
+    """1,000 deals, seed 0, a progress display: read where the run starts, before play."""
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def first_chunk(task):
+        seen["seed"] = WORKER_STATE["seed"]
+        raise Stop
+
+    monkeypatch.setattr(driver, "play_chunk", first_chunk)
+    monkeypatch.setattr(driver, "progress_bar", lambda total, enabled: seen.update(
+        total=total, enabled=enabled) or type("Bar", (), {"close": lambda self: None})())
+    with pytest.raises(Stop):
+        run_tournament(["random", "greedy"], num_players=2, workers=1)
+    assert seen == {"seed": 0, "total": 1000, "enabled": True}
+
+
+class Counted(agents.Agent):
+    """Counts the bots built before any game (the spec check builds with seed None)."""
+
+    checks = 0
+
+    def __init__(self, num_players=2, seed=None):
+        super().__init__(num_players=num_players, seed=seed)
+        if seed is None:
+            Counted.checks += 1
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_an_entry_given_twice_is_checked_once():
+    Counted.checks = 0
+    play([Counted, Counted])
+    assert Counted.checks == 1
+
+
+def test_a_class_seat_of_a_match_gets_its_seed_and_an_instance_needs_its_deals():
+    assert build_seat(Fussy, 3, 7, 4).seed == 7
+    assert build_seat("greedy", 2, 0).num_deals == 1  # one deal unless told
+
+    class Plain:
+        def act(self, observation):
+            return 0
+
+    plain = Plain()
+    with pytest.raises(ValueError) as err:
+        build_seat(plain, 2, 0, 4)
+    assert str(err.value).startswith(f"{plain!r} was built for num_deals=None, but ")
+
+
+def test_a_spec_is_parsed_or_refused_in_words():
+    import yaml
+
+    from agents.common.cli import yaml_error_text
+    from agents.tournament.specs import parse_spec
+
+    assert parse_spec("mc?x=a=b&y=") == ("mc", {"x": "a=b", "y": ""})
+    for bad in (5, None, "  "):
+        with pytest.raises(ValueError) as err:
+            parse_spec(bad)
+        assert str(err.value) == f"an agent spec must be a non-empty string, got {bad!r}"
+    with pytest.raises(ValueError) as err:
+        parse_spec("mc?x=[")
+    try:
+        yaml.safe_load("[")
+    except yaml.YAMLError as e:
+        expected = yaml_error_text(e, "x=[")
+    assert str(err.value) == expected and expected.startswith("x=[, line 1, column 2: ")
+
+
+def test_an_agent_without_a_counted_game_has_no_interval():
+    """Every game truncated: no rate and no interval (nan), not Wilson's (0, 1)."""
+    import math
+
+    from agents.tournament.results import TRUNCATED, summarize
+    from agents.tournament.worker import TableResult
+
+    table = TableResult(lineup=["a", "b"], seating=[["a", "b"], ["b", "a"]],
+                        charges=np.zeros((1, 2, 2), np.int32),
+                        winners=np.zeros((1, 2, 2), bool),
+                        reasons=np.full((1, 2), TRUNCATED, np.uint8),
+                        decisions=np.ones((1, 2), np.int32))
+    stats, h2h, _, truncated = summarize(["a", "b"], {"a": "a", "b": "b"}, [table], 1)
+    assert truncated == 2 and stats["a"].games == 0
+    assert all(math.isnan(x) for x in (stats["a"].win_rate, stats["a"].win_low,
+                                        stats["a"].win_high))
+    assert h2h["a"]["b"].games == 0
+    assert math.isnan(h2h["a"]["b"].low) and math.isnan(h2h["a"]["b"].high)
