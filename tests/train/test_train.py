@@ -133,11 +133,15 @@ def test_zip_and_pt_agree_with_the_sb3_policy(trained_2p):
             env.step(expected)
 
 
-def test_policy_for_4_players(tmp_path):
+def test_policy_for_4_players(tmp_path, monkeypatch):
     cfg = tiny_config(tmp_path, "total_timesteps=1024", "num_players=4",
                       "league.opponents={random: 1, self: 1}")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
     s = run(cfg, verbose=False)
     assert s["status"] == "finished"
+    assert list(temp.glob("SB3-*")) == []  # no folder left behind by SB3's default logger
     assert play_deals(s["policy"], 4) > 0
     assert play_deals(s["policy_pt"], 4) > 0
     with pytest.raises(PolicyLoadError, match="4 players"):

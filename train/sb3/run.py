@@ -202,6 +202,11 @@ def make_model(cfg: dict, vec_env, run_dir: Path, budget):
         device="cpu",
         verbose=0,
     )
+    if not cfg["log"]["tensorboard"]:
+        # SB3's default logger makes an empty tempdir/SB3-<time> folder at every learn()
+        from stable_baselines3.common.logger import Logger
+
+        model.set_logger(Logger(folder=None, output_formats=[]))
     hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
                                                  policy["hide_from_actor"],
                                                  cfg["env_version"]))
