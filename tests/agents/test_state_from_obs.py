@@ -196,3 +196,20 @@ def test_hints_weigh_each_opponents_own_suits():
     assert hinted[1, diamonds].mean() < HINT_WEIGHT * 1.5 * hinted[1, others].mean()
     assert hinted[0, diamonds].mean() > hinted[0, others].mean()  # the others hold them
     np.testing.assert_allclose(hinted.sum(axis=1), [6, 6, 6], rtol=1e-6)
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3])
+def test_a_hint_weighs_on_the_hinted_seat_whichever_it_is(seat):
+    from agents.belief.tracker import HINT_WEIGHT, hint_belief
+
+    hand, discard = [0, 1, 2], [13, 14]
+    hints = [[] for _ in range(3)]
+    hints[seat - 1] = [1]
+    decoded = {"hand": hand, "discard": discard, "hand_sizes": [3, 6, 6, 6],
+               "stock_size": 52 - 3 - 2 - 18, "drew_on_suit": hints}
+    hinted = hint_belief(decoded)
+    diamonds = [c for c in range(13, 26) if c not in discard]
+    others = [c for c in range(52) if c // 13 != 1 and c not in hand]
+    for k in (1, 2, 3):
+        ratio = hinted[k - 1, diamonds].mean() / hinted[k - 1, others].mean()
+        assert (ratio < 1.5 * HINT_WEIGHT) if k == seat else (ratio > 1.0), (k, ratio)
