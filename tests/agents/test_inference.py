@@ -172,6 +172,28 @@ def test_worlds_consistent_after_every_update(seed, n, version, model):
         assert pf.projections == 0, "exact events never need a projection"
 
 
+def test_at_two_players_the_v0_snapshots_are_followed_without_rebuilding():
+    """At v0 the filter rebuilds the seat's own window from the previous snapshot and the
+    action it recorded; without that action every observation would be projected."""
+    updates = projections = 0
+    for seed in range(4):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        pf = ParticleBelief(2, particles=32, seed=seed)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            if agent == "player_0":
+                pf.observe(decode_observation(obs["observation"], 2))
+                pf.record(action)
+            env.step(action)
+        updates, projections = updates + pf.updates, projections + pf.projections
+    assert updates > 100 and projections <= updates // 10, (updates, projections)
+
+
 def _play_v1(n, deals, seed, opponent="heuristic", **filter_options):
     """Seat 0 (heuristic) against ``opponent`` at a v1 table: summed log-loss of the
     filter and of the uniform belief, and the cards counted."""

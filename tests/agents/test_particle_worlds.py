@@ -228,3 +228,34 @@ def test_a_new_deal_deals_every_world_afresh_and_carries_who_the_opponents_are()
         stock = belief.stock[p, st[p, K.SPOS]:st[p, K.SLEN]].tolist()
         assert not (opp[0] & opp[1]) and not ((opp[0] | opp[1]) & hand)
         assert len(set(stock) | opp[0] | opp[1] | hand | set(decoded["discard"])) == 52
+
+
+def test_the_weights_stay_normalised_when_every_world_is_unlikely_or_dead():
+    """``logw`` sums log-probabilities: after a long deal every world's can be far below
+    zero, and exp() of it underflows unless the largest is taken out first. With no world
+    alive at all the worlds count alike."""
+    belief, _ = observed()
+    p = belief.particles
+    belief.logw[:] = -900.0 - np.arange(p) * 0.01
+    want = np.exp(-np.arange(p) * 0.01)
+    want /= want.sum()
+    np.testing.assert_allclose(belief.worlds()[2], want, rtol=1e-9)
+    assert belief.ess == pytest.approx(1.0 / np.sum(want ** 2))
+    belief.logw[:] = -np.inf
+    np.testing.assert_allclose(belief.worlds()[2], np.full(p, 1.0 / p))
+    assert belief.ess == pytest.approx(p)
+    hands, _ = belief.sample(64, np.random.default_rng(0))
+    assert len({tuple(h) for h in hands}) > 1  # drawn from every world, not from one
+
+
+def test_sample_takes_the_bounds_of_its_ranges():
+    belief, _ = observed()
+    rng = np.random.default_rng(0)
+    assert belief.sample(1, rng)[0].shape == (1, N - 1)
+    assert belief.sample(3, rng, types=True, type_temperature=1e6)[2].shape == (3, N)
+    with pytest.raises(ValueError) as refused:
+        belief.sample(3, rng, types=True, type_temperature=1000000.5)
+    assert str(refused.value) == "type_temperature=1000000.5: must be in 0..1e6"
+    with pytest.raises(ValueError) as refused:
+        belief.sample(0, rng)
+    assert str(refused.value) == f"count=0: must be in 1..{1 << 20}"
