@@ -40,6 +40,8 @@ deal (95% interval +3.6 to +7.4), about 30 ms per decision on one CPU core.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -222,27 +224,61 @@ class BeliefTracker:
         return state
 
 
+@dataclass(frozen=True)
+class Tracking:
+    """What ``MonteCarloAgent`` believes of the hidden cards and how it follows the deal:
+    ``track`` -- follow the deal between decisions with ``BeliefTracker`` (also at forced
+    moves); ``particles`` -- the tracker's worlds (at least ``samples``); ``attempts`` --
+    fresh deals tried to top them up (default twice the particles); ``void_weight`` -- how
+    likely (relative to 1) an opponent is dealt a card of a suit it drew on (``None`` or
+    1: ignore the hints).
+
+    Why an object: the four options are one idea, and the bot's other options are the
+    search's own. The spec keeps them as shorthand (``mc?track=0&particles=64``,
+    ``track_attempts``, ``void_weight``), read by :meth:`from_shorthand`."""
+
+    #: The spec's keywords for these fields.
+    SHORTHAND: ClassVar[tuple[str, ...]] = ("track", "particles", "track_attempts",
+                                            "void_weight")
+    track: bool = True
+    particles: int | None = None
+    attempts: int | None = None
+    void_weight: float | None = DEFAULT_VOID_WEIGHT
+
+    @classmethod
+    def from_shorthand(cls, options: Mapping[str, Any]) -> Tracking:
+        return cls(bool(options.get("track", True)), options.get("particles"),
+                   options.get("track_attempts"),
+                   options.get("void_weight", DEFAULT_VOID_WEIGHT))
+
+
 class MonteCarloAgent(Agent):
     """Determinized Monte Carlo search over the heuristic; see the module docstring.
 
     ``samples``: determinizations per decision; ``rollouts``: rollouts per determinization
     and legal action. ``rules`` (a ``Rules`` or a dict of rules options) or the options
-    as keywords (``Rules.keys()``) give the table's variant. ``void_weight``: how likely
-    (relative to 1) an opponent is dealt a card of a suit it drew on (``None`` or 1 =
-    ignore the hints).
+    as keywords (``Rules.keys()``) give the table's variant. ``tracking``: what it
+    believes of the hidden cards (:class:`Tracking`; its fields as shorthand keywords:
+    ``track``, ``particles``, ``track_attempts``, ``void_weight``).
     ``horizon``: rollout cap in decisions (default: none, or 400 with ``reshuffle``).
     ``confidence`` and ``win_bonus``: see the module docstring; ``match_aware``: at a
     match table score rollouts by the match (default) rather than by the deal."""
 
     name = "mc"
+    #: The spec's keywords for :class:`Tracking`'s fields.
+    SHORTHAND = Tracking.SHORTHAND
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
                  samples: int = 16, rollouts: int = 2,
                  rules: Rules | Mapping | None = None, params: Params | None = None,
-                 void_weight: float | None = DEFAULT_VOID_WEIGHT, horizon: int | None = None,
-                 confidence: float = 1.5, win_bonus: float = 100.0, track: bool = True,
-                 particles: int | None = None, track_attempts: int | None = None,
+                 horizon: int | None = None, confidence: float = 1.5,
+                 win_bonus: float = 100.0, tracking: Tracking | None = None,
                  match_aware: bool = True, **options):
+        shorthand = {k: options.pop(k) for k in Tracking.SHORTHAND if k in options}
+        if tracking is not None and shorthand:
+            raise ValueError(f"tracking given as an object and {', '.join(shorthand)} as "
+                             "shorthand: give one or the other")
+        tracking = tracking or Tracking.from_shorthand(shorthand)
         super().__init__(num_players, num_deals, seed)
         for name, value in (("samples", samples), ("rollouts", rollouts)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -254,7 +290,8 @@ class MonteCarloAgent(Agent):
         self._match: tuple[int, list[int]] | None = None
         self.rules = _table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
-        self.void_weight = void_weight
+        self.tracking = tracking
+        self.void_weight = tracking.void_weight
         self.confidence = float(confidence)
         self.win_bonus = float(win_bonus)
         if horizon is None and self.rules.empty_stock == "reshuffle":
@@ -266,12 +303,11 @@ class MonteCarloAgent(Agent):
                                                 illegal_action="raise")
         self._search_table = Table(num_players, self._search_rules, self.table.params)
         self.last_values: dict[int, float] = {}
-        self.track = bool(track)
-        particles = max(samples, particles or 0)
-        if track_attempts is None:
-            track_attempts = 2 * particles
-        self.tracker = BeliefTracker(particles, self._search_table, track_attempts,
-                                     void_weight)
+        self.track = bool(tracking.track)
+        particles = max(samples, tracking.particles or 0)
+        attempts = 2 * particles if tracking.attempts is None else tracking.attempts
+        self.tracker = BeliefTracker(particles, self._search_table, attempts,
+                                     tracking.void_weight)
 
     def reset(self, seed: int | None = None) -> None:
         """Forget the deal (called between deals; a new deal is also detected) and, with
@@ -386,5 +422,5 @@ def choose_action(actions: list[int], scores: np.ndarray, fallback: int,
     return actions[best] if diff.mean() > confidence * se else fallback
 
 
-__all__ = ["DEFAULT_HORIZON", "MonteCarloAgent", "choose_action", "deal_score", "rollout",
-           "scores_of"]
+__all__ = ["DEFAULT_HORIZON", "MonteCarloAgent", "Tracking", "choose_action", "deal_score",
+           "rollout", "scores_of"]

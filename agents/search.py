@@ -67,6 +67,19 @@ from agents.belief.tracker import (
 from agents.heuristic import DEFAULT_PARAMS, Params, Table, decoded_action, mask_int, table_rules
 from agents.match_value import match_scores, settled_charges, standing
 from agents.mc import DEFAULT_HORIZON, choose_action, scores_of
+from agents.search_options import (
+    DEFAULT_DETERMINIZE,
+    FALLBACKS,
+    MODES,
+    ROLLOUT_POLICIES,
+    SHORTHAND,
+    TYPES_MODEL,
+    LearnedBelief,
+    NetworkRollouts,
+    Particles,
+    TypeRollouts,
+    from_shorthand,
+)
 from agents.typed_rollouts import TypePolicies
 from pis_env.cards import NUM_CARDS
 from pis_env.observation import Layout
@@ -74,22 +87,10 @@ from pis_env.rules import Rules
 
 #: Rollouts per decision of the default bot (its timing: docs/results.md).
 DEFAULT_ROLLOUTS = 4096
-MODES = ("belief", "hints", "uniform", "particles")
-#: Where the default bot's determinizations come from: the particle filter, which beat the
-#: learned belief at equal budget (docs/results.md, "The particle filter's search").
-DEFAULT_DETERMINIZE = "particles"
 #: The observation layout ``determinize="particles"`` asks for: ``pis_yedili_v1``'s.
 PARTICLES_LAYOUT = 1
-#: Who plays the moves of a rollout after the searched action (``rollout_policy``).
-ROLLOUT_POLICIES = ("heuristic", "network", "mixed", "types")
-#: The opponent types of the type search (``rollout_policy="types"``): the model set's
-#: batched bots and uniform (``agents.belief.opponent_models``' ``"panel"`` preset without
-#: its network types, which cost the filter and the rollouts over 3x the time budget).
-TYPES_MODEL = "panel?networks=0"
 #: Which seats a rollout network plays (``BatchedRollouts``): every seat, or seat 0 only.
 NETWORK_SEATS = ("all", "searcher")
-#: What the search plays when the rollouts do not clearly prefer a move (``fallback``).
-FALLBACKS = ("heuristic", "mean")
 #: Points a won deal is worth in a rollout's score, on top of the charge differential.
 #: A one-deal table is won or lost: at 1,000 the charges only break ties between moves
 #: that win equally often (at 100, the default until 2026-12-04, a move that lost the
@@ -203,33 +204,27 @@ class BatchedRollouts:
 class SearchAgent(Agent):
     """Belief-guided determinized search; see the module docstring.
 
-    ``rollouts``: rollouts per decision (at least one per legal action);
-    ``determinize``: ``"particles"`` (default), ``"belief"``, ``"hints"`` or
-    ``"uniform"``; ``confidence`` / ``win_bonus``: as ``agents.mc``; ``belief_path``:
-    another belief model file; ``particles`` / ``opponent_model`` / ``moves``: the
-    particle filter of ``determinize="particles"`` (``agents.belief.ParticleBelief``);
-    ``params``: the rollout heuristic's weights; ``rules`` or the RULES.md variant options
-    as keywords: the table's variant; ``horizon``: rollout cap in decisions (default none,
-    400 with ``reshuffle``); ``rollout_policy``: who plays the rollouts,
-    ``"heuristic"`` (default: every seat), ``"network"`` (every seat plays the PPO policy
-    file ``rollout_path``, default ``models/ppo_{n}p.zip``, its argmax over the legal
-    actions) or ``"mixed"`` (the searching seat the network, the others the heuristic);
-    a policy file for another table size is a ``ValueError``; ``match_aware``: at a match
-    table score rollouts by the match (default) rather than by the deal;
-    ``rollout_policy="types"`` (``determinize="particles"`` only): in each determinization
-    every opponent is played by the type of the opponent model it was drawn with from
-    that world's type posterior (``ParticleBelief.sample(..., types=True)``, the
-    batched players of ``agents.typed_rollouts``; a type without one, by the heuristic),
-    the searching seat by the heuristic; its ``opponent_model`` defaults to
-    :data:`TYPES_MODEL`, the panel's types (``search?rollout_policy=types``);
-    ``type_temperature``: draws those types from the world's posterior raised to 1/T
-    (1: as it is; 0: its most probable type);
-    ``fallback``: ``"mean"`` (the default: the best mean score, whatever the heuristic
-    would play; only an exact tie for best, as in a decided match, goes to the
-    heuristic's move; ``confidence`` unused) or ``"heuristic"`` (the heuristic's move
-    unless another beats it by ``confidence`` standard errors: the default until
-    2026-12-02, which took the heuristic to be right wherever the rollouts could not
-    tell).
+    ``rollouts``: rollouts per decision (at least one per legal action). What the search
+    is made of, as objects of ``agents.search_options`` (OpenSpiel's ``MCTSBot`` is given
+    its evaluator the same way): ``belief``, where the determinizations come from
+    (``Particles(particles, opponent_model, moves)``, the default; ``LearnedBelief(path)``,
+    ``HintBelief()``, ``UniformBelief()``); ``rollout``, who plays the rollouts
+    (``HeuristicRollouts(horizon)``, the default; ``NetworkRollouts(path, seats)``, a PPO
+    policy file, default ``models/ppo_{n}p.zip``, at every seat or the searching seat
+    only; ``TypeRollouts(temperature)``, each opponent the type its world was weighed
+    with, ``Particles`` only); ``choice``, how the scored actions are chosen
+    (``BestMean()``, the default; ``KeepHeuristic(confidence)``). The spec's shorthand
+    keywords (``determinize``, ``belief_path``, ``particles``, ``opponent_model``,
+    ``moves``, ``rollout_policy``, ``rollout_path``, ``type_temperature``, ``horizon``,
+    ``fallback``, ``confidence``) are read into those objects by
+    ``agents.search_options.from_shorthand``, so ``search?determinize=hints`` and
+    ``SearchAgent(determinize="hints")`` still work; a policy file for another table size
+    is a ``ValueError``.
+
+    ``win_bonus``: as ``agents.mc``; ``params``: the rollout heuristic's weights;
+    ``rules`` or the RULES.md variant options as keywords: the table's variant;
+    ``match_aware``: at a match table score rollouts by the match (default) rather than by
+    the deal; ``carry_posterior``: see below.
 
     What it knows of who the opponents are (the particle filter's type posterior) carries
     from deal to deal and across ``reset``: a match, or games against the same opponent,
@@ -242,51 +237,41 @@ class SearchAgent(Agent):
     another (a browser-table session keeps one per player; see docs/search.md)."""
 
     name = "search"
+    #: The spec's keywords for the three objects (``agents.search_options.from_shorthand``).
+    SHORTHAND = SHORTHAND
 
     def __init__(self, num_players: int = 2, num_deals: int = 1, seed: int | None = None,
-                 rollouts: int = DEFAULT_ROLLOUTS, determinize: str = DEFAULT_DETERMINIZE,
-                 confidence: float = 1.0, win_bonus: float = DEFAULT_WIN_BONUS,
-                 belief_path: str | None = None, params: Params | None = None,
-                 rules: Rules | Mapping | None = None, horizon: int | None = None,
-                 rollout_policy: str = "heuristic", rollout_path: str | None = None,
-                 particles: int | None = None, opponent_model=None, moves: int | None = None,
-                 match_aware: bool = True, fallback: str = "mean",
-                 carry_posterior: bool = False, type_temperature: float = 1.0, **options):
-        if determinize == "particles":
+                 rollouts: int = DEFAULT_ROLLOUTS, belief=None, rollout=None, choice=None,
+                 win_bonus: float = DEFAULT_WIN_BONUS, params: Params | None = None,
+                 rules: Rules | Mapping | None = None, match_aware: bool = True,
+                 carry_posterior: bool = False, **options):
+        if any(k in options for k in SHORTHAND) or None in (belief, rollout, choice):
+            shorthand = {k: options[k] for k in SHORTHAND if k in options}
+            given = [k for k, v in (("belief", belief), ("rollout", rollout),
+                                    ("choice", choice)) if v is not None]
+            if shorthand and given:
+                raise ValueError(f"{', '.join(given)} given as an object and "
+                                 f"{', '.join(shorthand)} as shorthand: give one or the other")
+            b, r, c, options = from_shorthand(options)
+            belief, rollout, choice = belief or b, rollout or r, choice or c
+        if isinstance(rollout, TypeRollouts) and not isinstance(belief, Particles):
+            raise ValueError("rollout_policy='types' plays the particle filter's types: "
+                             f"determinize='particles', not {belief.name!r}")
+        if isinstance(rollout, TypeRollouts) and belief.opponent_model is None:
+            belief = Particles(belief.particles, TYPES_MODEL, belief.moves)
+        if isinstance(belief, Particles):
             # Asks for the v1 observation (its exact public events) where the table offers
             # every seat its own layout (the tournament, the browser table); reads v0 too.
             self.layout_version = PARTICLES_LAYOUT
         super().__init__(num_players, num_deals, seed)
-        if determinize == "particles":
+        if isinstance(belief, Particles):
             self._readable_sizes.setdefault(Layout.of(num_players, num_deals, 0).size, 0)
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
             raise ValueError(f"rollouts={rollouts!r}: must be an int >= 1")
-        if determinize not in MODES:
-            raise ValueError(f"determinize={determinize!r}: one of {', '.join(MODES)}")
-        if rollout_policy not in ROLLOUT_POLICIES:
-            raise ValueError(f"rollout_policy={rollout_policy!r}: one of "
-                             f"{', '.join(ROLLOUT_POLICIES)}")
-        if belief_path is not None and determinize != "belief":
-            raise ValueError("belief_path is the learned belief of determinize='belief'; "
-                             f"determinize={determinize!r} does not read it")
-        if fallback not in FALLBACKS:
-            raise ValueError(f"fallback={fallback!r}: one of {', '.join(FALLBACKS)}")
-        if rollout_policy == "types" and determinize != "particles":
-            raise ValueError("rollout_policy='types' plays the particle filter's types: "
-                             f"determinize='particles', not {determinize!r}")
-        if not 0.0 <= float(type_temperature) <= 1e6:
-            raise ValueError(f"type_temperature={type_temperature!r}: must be in 0..1e6")
-        if type_temperature != 1.0 and rollout_policy != "types":
-            raise ValueError("type_temperature sharpens the types the rollouts of "
-                             "rollout_policy='types' play; other rollouts draw no type")
-        if rollout_path is not None and rollout_policy in ("heuristic", "types"):
-            raise ValueError("rollout_path is the network of rollout_policy='network' or "
-                             "'mixed'; the heuristic rollouts take no policy file")
         self.rollouts = rollouts
-        self.type_temperature = float(type_temperature)
-        self.determinize = determinize
-        self.confidence = float(confidence)
-        self.fallback = fallback
+        #: Where the determinizations come from, who plays the rollouts, how the scored
+        #: actions are chosen (``agents.search_options``).
+        self.belief_source, self.rollout, self.choice = belief, rollout, choice
         #: Asks a tournament to carry what it learnt of its opponents between the
         #: rotations of a deck (``agents.tournament.worker.carry_opponents``).
         self.carry_posterior = bool(carry_posterior)
@@ -295,39 +280,62 @@ class SearchAgent(Agent):
         self.match_aware = bool(match_aware)
         self.rules = table_rules(rules, num_players, num_deals, **options)
         self.table = Table(num_players, self.rules, params or DEFAULT_PARAMS)
+        horizon = rollout.horizon
         if horizon is None and self.rules.empty_stock == "reshuffle":
             horizon = DEFAULT_HORIZON
         self._search_rules = self.rules.replace(num_deals=1, max_turns=horizon,
                                                 illegal_action="raise", reward="points")
-        self.model = load_model(num_players, belief_path) if determinize == "belief" else None
+        self.model = (load_model(num_players, belief.path)
+                      if isinstance(belief, LearnedBelief) else None)
         self.filter: ParticleBelief | None = None
-        if opponent_model is None and rollout_policy == "types":
-            opponent_model = TYPES_MODEL
-        filter_options = {k: v for k, v in (("particles", particles), ("moves", moves),
-                                            ("opponent_model", opponent_model))
-                          if v is not None}
-        if determinize == "particles":
+        if isinstance(belief, Particles):
             self.filter = ParticleBelief(num_players, self.rules, seed=seed,
-                                         num_deals=num_deals, **filter_options)
+                                         num_deals=num_deals, **belief.filter_options())
             self.tracker = self.filter.tracker
         else:
-            if filter_options:
-                raise ValueError(f"{', '.join(filter_options)}: options of "
-                                 "determinize='particles'")
             self.tracker = DealTracker(num_players, self.rules.empty_stock == "reshuffle")
-        self.rollout_policy = rollout_policy
-        self.rollout_path = rollout_path
         self._network = None
         self._types: TypePolicies | None = None
-        if rollout_policy == "types":
+        if isinstance(rollout, TypeRollouts):
             assert self.filter is not None
             self._types = TypePolicies(self.filter.types, self._search_rules, seed)
-        elif rollout_policy != "heuristic":
-            self.rollout_path = rollout_path or f"models/ppo_{num_players}p.zip"
-            self._network = rollout_network(self.rollout_path, num_players)
+        elif isinstance(rollout, NetworkRollouts):
+            if rollout.path is None:
+                self.rollout = rollout = NetworkRollouts(f"models/ppo_{num_players}p.zip",
+                                                         rollout.seats, rollout.horizon)
+            self._network = rollout_network(rollout.path, num_players)
         self._engine: BatchedRollouts | None = None
         self.last_rollouts = 0
         self.last_values: dict[int, float] = {}
+        #: The standard error of each ``last_values`` mean (its rollouts' sample standard
+        #: deviation / sqrt(count); NaN with a single rollout): how far a label can be
+        #: trusted, which the choice itself never reads.
+        self.last_stderr: dict[int, float] = {}
+
+    # the shorthand names of the three objects, as the spec strings write them
+    @property
+    def determinize(self) -> str:
+        return self.belief_source.name
+
+    @property
+    def rollout_policy(self) -> str:
+        return self.rollout.name
+
+    @property
+    def rollout_path(self) -> str | None:
+        return getattr(self.rollout, "path", None)
+
+    @property
+    def type_temperature(self) -> float:
+        return getattr(self.rollout, "temperature", 1.0)
+
+    @property
+    def fallback(self) -> str:
+        return self.choice.name
+
+    @property
+    def confidence(self) -> float:
+        return float(self.choice.confidence)
 
     def reset(self, seed: int | None = None, opponents_changed: bool = False) -> None:
         """Forget the deal (a new deal is also detected) and, with ``seed``, reseed. What
@@ -368,9 +376,10 @@ class SearchAgent(Agent):
 
     def advise(self, observation: dict) -> int:
         """The action the search chooses at this observation (``last_values``: every legal
-        action's mean rollout score), without taking it: call ``played`` next with the
-        action the seat actually took. Expert iteration labels the positions a network
-        reaches this way, the bot watching every observation of the network's seat."""
+        action's mean rollout score, ``last_stderr``: its standard error), without taking
+        it: call ``played`` next with the action the seat actually took. Expert iteration
+        labels the positions a network reaches this way, the bot watching every
+        observation of the network's seat."""
         self.check_observation(observation["observation"])
         legal = mask_int(observation["action_mask"])
         if not legal:
@@ -382,6 +391,7 @@ class SearchAgent(Agent):
             self.tracker.observe(decoded)
         self.last_rollouts = 0
         self.last_values = {}
+        self.last_stderr = {}
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
         return self._search(decoded, legal)
@@ -415,7 +425,7 @@ class SearchAgent(Agent):
         if self._engine is None:
             self._engine = BatchedRollouts(
                 self._search_rules, self.table.params, self._network,
-                "searcher" if self.rollout_policy == "mixed" else "all", self._types)
+                getattr(self.rollout, "seats", "all"), self._types)
         template = self._template(position)
         torch_used = self._network is not None or (self._types is not None
                                                   and self._types.networks)
@@ -432,12 +442,14 @@ class SearchAgent(Agent):
         scores = scores.reshape(count, len(actions))
         self.last_rollouts = scores.size
         self.last_values = {a: float(v) for a, v in zip(actions, scores.mean(axis=0))}
-        # "mean": the best mean, the heuristic's move only where it ties for best (a
-        # decided match, where every move is worth the same); "heuristic": kept unless
+        stderr = (scores.std(axis=0, ddof=1) / np.sqrt(count) if count > 1
+                  else np.full(len(actions), np.nan))
+        self.last_stderr = {a: float(v) for a, v in zip(actions, stderr)}
+        # BestMean: the best mean, the heuristic's move only where it ties for best (a
+        # decided match, where every move is worth the same); KeepHeuristic: kept unless
         # another move beats it by `confidence` standard errors
-        confidence = 0.0 if self.fallback == "mean" else self.confidence
         return choose_action(actions, scores, decoded_action(decoded, legal, self.table),
-                             confidence)
+                             self.choice.confidence)
 
     def _worlds(self, decoded: Mapping, unseen: np.ndarray, count: int,
                 rng: np.random.Generator) -> tuple:
@@ -503,5 +515,6 @@ class _torch_threads:
         return False
 
 
-__all__ = ["DEFAULT_ROLLOUTS", "FALLBACKS", "MODES", "PARTICLES_LAYOUT", "ROLLOUT_POLICIES",
-           "BatchedRollouts", "SearchAgent", "TypePolicies", "rollout_network"]
+__all__ = ["DEFAULT_DETERMINIZE", "DEFAULT_ROLLOUTS", "FALLBACKS", "MODES", "PARTICLES_LAYOUT",
+           "ROLLOUT_POLICIES", "SHORTHAND", "TYPES_MODEL", "BatchedRollouts", "SearchAgent",
+           "TypePolicies", "rollout_network"]

@@ -6,7 +6,7 @@ duplicate deals: the matrix, with 95% intervals, and the mean over each set.
     python -m benchmarks.panel --bots search --decks 30 --members attacker,counter
     python -m benchmarks.panel --players 4 --decks 100          # three copies of each member
 
-Every (bot, member) pair is one table of ``agents.tournament.run_tournament`` (the bot,
+Every (bot, member) pair is one table of ``agents.bench.field.play_field`` (the bot,
 then ``players - 1`` copies of the member), all tables in one tournament: the same decks
 (``--seed``) at every table, each under every seat rotation. A cell is the bot's win share
 at that table (a shared win counts ``1/w``; the deal win rate at two players) with Wilson's
@@ -29,29 +29,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agents.bench.field import play_field, table_shares
 from agents.panel import EVALUATION_SET, MODEL_SET, panel
-from agents.tournament import agent_labels, run_tournament
 from agents.tournament.stats import mean_ci, wilson_interval
-from agents.tournament.worker import TRUNCATED
+
+#: Re-exported: the card (``pis-bench``) and this matrix read tables alike.
+__all__ = ["SHIPPED", "format_markdown", "format_matrix", "main", "panel_matrix",
+           "table_shares"]
 
 #: The shipped bots (``{n}``: the table size, for the network's file).
 SHIPPED = ("heuristic", "search", "ppo:models/ppo_{n}p.zip", "mc", "greedy", "random")
-
-
-def table_shares(table_result, bot: str) -> tuple[np.ndarray, np.ndarray]:
-    """``bot``'s wins (shared wins ``1/w``) and valid seat-deals per deck, [D] each, over
-    the seats it holds in every rotation of a ``TableResult``."""
-    valid = table_result.reasons != TRUNCATED                      # [D, R]
-    nwin = table_result.winners.sum(axis=2)                        # [D, R]
-    share = np.where(nwin > 0, 1.0 / np.maximum(nwin, 1), 0.0)
-    wins = np.zeros(valid.shape[0])
-    games = np.zeros(valid.shape[0])
-    for r, seats in enumerate(table_result.seating):
-        for s, label in enumerate(seats):
-            if label == bot:
-                wins += np.where(valid[:, r], table_result.winners[:, r, s] * share[:, r], 0.0)
-                games += valid[:, r]
-    return wins, games
 
 
 def panel_matrix(bots: Sequence[str], members: Sequence[str], num_players: int = 2,
@@ -59,23 +46,16 @@ def panel_matrix(bots: Sequence[str], members: Sequence[str], num_players: int =
                  progress: bool = True) -> dict:
     """Play the matrix; returns ``{"cells": {bot: {member: (rate, low, high, games)}},
     "means": {bot: {set: (mean, low, high)}}, ...}`` (set: ``"model"``, ``"evaluation"``,
-    over the members given that belong to it)."""
-    specs = list(bots) + list(members)
-    labels = agent_labels(specs)
-    bot_labels, member_labels = labels[:len(bots)], labels[len(bots):]
-    tables = [[b] + [m] * (num_players - 1) for b in bot_labels for m in member_labels]
-    result = run_tournament(specs, num_players=num_players, deals=decks, seed=seed,
-                            workers=workers, progress=progress, tables=tables)
+    over the members given that belong to it). The tables are ``agents.bench.field``'s,
+    as ``pis-bench`` plays them."""
+    played = play_field(bots, members, num_players, decks, seed, workers, progress)
     cells: dict[str, dict[str, tuple]] = {}
     per_deck: dict[str, dict[str, np.ndarray]] = {}
-    t = 0
-    for b, bot_spec in zip(bot_labels, bots):
+    for bot_spec in bots:
         cells[bot_spec] = {}
         per_deck[bot_spec] = {}
         for member in members:
-            tr = result.table_results[t]
-            t += 1
-            wins, games = table_shares(tr, b)
+            wins, games = played.wins[bot_spec][member], played.games[bot_spec][member]
             total = float(games.sum())
             rate = float(wins.sum()) / total if total else math.nan
             low, high = wilson_interval(float(wins.sum()), int(total)) if total else \
@@ -99,7 +79,7 @@ def panel_matrix(bots: Sequence[str], members: Sequence[str], num_players: int =
                 paired.setdefault(bot_spec, {})[name] = mean_ci(diff[~np.isnan(diff)])
     return {"cells": cells, "means": {b: means.get(b, {}) for b in bots}, "paired": paired,
             "players": num_players, "decks": decks, "seed": seed,
-            "truncated": result.truncated, "elapsed_s": result.elapsed_s}
+            "truncated": played.truncated, "elapsed_s": played.elapsed_s}
 
 
 def _cell(v: tuple) -> str:

@@ -24,6 +24,7 @@ COMMANDS = [
     ("pis-train", "train.sb3.run:build_parser"),
     ("pis-tournament", "agents.tournament.cli:build_parser"),
     ("pis-tournament compare", "agents.tournament.compare:build_parser"),
+    ("pis-bench", "agents.bench.cli:build_parser"),
     ("pis-play", "agents.ui.play:build_parser"),
     ("pis-serve", "agents.ui.web.server:build_parser"),
 ]
@@ -33,8 +34,9 @@ HEADER = """# Command-line reference
 
 The installed commands and their options, as `--help` prints them (`pis-train` is
 `python train/ppo.py` in a checkout, `pis-tournament` is `python -m agents.tournament`,
-`pis-play` is `python -m agents.ui.play`). Every key of `pis-train`'s config is in the
-[API reference](api/train.md#train.sb3.config) and in `pis-train --help-config`.
+`pis-bench` is `python -m agents.bench`, `pis-play` is `python -m agents.ui.play`). Every
+key of `pis-train`'s config is in the [API reference](api/train.md#train.sb3.config) and in
+`pis-train --help-config`.
 """
 
 

@@ -357,8 +357,9 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="sb3-adapter-layout-ignored",
         file="train/vector/sb3_vec_env.py",
-        old="            layout_version=layout_version, **options)",
-        new="            **options)",
+        old="            learner=learner, seed=seed, bot_factory=bot_factory, **options)",
+        new=("            learner=learner, seed=seed, bot_factory=bot_factory,\n"
+             "            **{k: v for k, v in options.items() if k != \"layout_version\"})"),
         test=("tests/train/test_batched_vec_env.py::"
               "test_rewards_and_observations_match_the_reference_env"),
         why="BatchedVecEnv(layout_version=1) trains on the v0 observation",
@@ -709,7 +710,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="v1-ei-labels-at-v0-table",
         file="train/expert/iteration.py",
-        old="    env = table_env_class(env_version)(**rules)\n",
+        old="    env = table_env_class(job.env_version)(**rules)\n",
         new="    env = table_env_class(0)(**rules)\n",
         test="tests/train/test_expert_iteration.py::"
              "test_v1_labels_are_v1_positions_next_to_a_v0_network",
@@ -855,8 +856,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="search-particles-one-deal-rules",
         file="agents/search.py",
-        old="                                         num_deals=num_deals, **filter_options)",
-        new="                                         num_deals=1, **filter_options)",
+        old="num_deals=num_deals, **belief.filter_options())",
+        new="num_deals=1, **belief.filter_options())",
         test="tests/agents/test_search_particles.py::test_particles_mode_plays_a_match",
         why="the particle search cannot be built for a match of several deals",
     ),
@@ -896,7 +897,7 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="search-default-back-to-the-learned-belief",
-        file="agents/search.py",
+        file="agents/search_options.py",
         old='DEFAULT_DETERMINIZE = "particles"\n',
         new='DEFAULT_DETERMINIZE = "belief"\n',
         test="tests/agents/test_search_particles.py::test_particles_mode_asks_for_v1_and_reads_v0",
@@ -904,9 +905,9 @@ MUTANTS: list[Mutant] = [
     ),
     Mutant(
         name="search-ignores-belief-path",
-        file="agents/search.py",
-        old='        if belief_path is not None and determinize != "belief":\n',
-        new='        if False:\n',
+        file="agents/search_options.py",
+        old='    if o.get("belief_path") is not None and determinize != "belief":\n',
+        new='    if False:\n',
         test="tests/agents/test_weights_file.py::"
              "test_the_search_bot_says_its_missing_belief_model_is_not_found",
         why="a belief model passed to a search that does not read it is silently ignored",

@@ -81,12 +81,13 @@ def test_the_scan_sees_imports_inside_functions(tmp_path, monkeypatch):
 
 
 def test_every_registered_bot_is_a_class_of_agents():
-    """Bots are built from ``REGISTRY`` strings, which the import scan cannot read: each
-    one names a module of ``agents`` (so the scan covers its imports) and a class there
-    whose ``name`` is its key, or a factory function there."""
+    """Bots are built from ``REGISTRY`` entries' factory strings, which the import scan
+    cannot read: each one names a module of ``agents`` (so the scan covers its imports)
+    and a class there whose ``name`` is its key, or a factory function there."""
     from agents import REGISTRY
 
-    for name, target in REGISTRY.items():
+    for name, entry in REGISTRY.items():
+        target = entry.factory
         assert isinstance(target, str), (name, target)
         module, cls = target.split(":")
         assert module.split(".")[0] == "agents", (name, target)

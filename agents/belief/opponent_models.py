@@ -40,8 +40,6 @@ the name of the batched policy that plays it in a search's rollouts
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 import numpy as np
 
 from pis_env.batched import kernels as K
@@ -208,24 +206,17 @@ class MixtureModel:
 
 
 def panel_model(name: str, num_players: int = 2, epsilon: float = 0.1):
-    """The opponent model of the model-set bot ``name`` (see the module docstring)."""
-    from agents.panel import EVALUATION_SET, MODEL_SET, NOT_BATCHED
-    from agents.panel.models import StyleModel
+    """The opponent model of the model-set bot ``name`` (see the module docstring): its
+    ``agents.registry`` entry's model, for the model set only (the panel's split)."""
+    from agents.panel import EVALUATION_SET, MODEL_SET
+    from agents.registry import REGISTRY, opponent_model_of
 
     if name in EVALUATION_SET:
         raise ValueError(f"{name!r} is in the evaluation set: nothing may model it")
-    if name not in MODEL_SET or name in NOT_BATCHED:
-        raise ValueError(f"no opponent model for {name!r}: one of "
-                         f"{', '.join(m for m in MODEL_SET if m not in NOT_BATCHED)}")
-    if name == "heuristic":
-        return HeuristicModel(epsilon)
-    if name == "random":
-        return UniformModel()
-    if name == "ppo_v2":
-        from agents.panel.networks import V2_PATH
-
-        return NetworkModel(V2_PATH.format(n=num_players), num_players)
-    return StyleModel(name, epsilon)
+    modelled = [m for m in MODEL_SET if REGISTRY[m].model is not None]
+    if name not in modelled:
+        raise ValueError(f"no opponent model for {name!r}: one of {', '.join(modelled)}")
+    return opponent_model_of(name, num_players, epsilon)
 
 
 def panel_types(num_players: int = 2, epsilon: float = 0.1,
@@ -252,8 +243,10 @@ def panel_types(num_players: int = 2, epsilon: float = 0.1,
 
 
 def _single(spec: str, num_players: int):
-    name, _, query = spec.partition("?")
-    options = dict(parse_qsl(query, keep_blank_values=True))
+    from agents.spec import parse
+
+    parsed = parse(spec)
+    name, options = parsed.base, parsed.options
     known = {"uniform": set(), "heuristic": {"epsilon"}, "network": {"path", "temperature"},
              PANEL_MODEL: {"epsilon", "networks"}}
     if name not in known:
@@ -270,8 +263,8 @@ def _single(spec: str, num_players: int):
             return HeuristicModel(float(options.get("epsilon", 0.1)))
         if name == PANEL_MODEL:
             return panel_types(num_players, float(options.get("epsilon", 0.1)),
-                               options.get("networks", "1") not in ("0", "false", "no"))
-        return NetworkModel(options.get("path", f"models/ppo_{num_players}p.zip"),
+                               bool(options.get("networks", True)))
+        return NetworkModel(str(options.get("path", f"models/ppo_{num_players}p.zip")),
                             num_players, float(options.get("temperature", 1.0)))
     except (TypeError, ValueError) as e:
         raise ValueError(f"opponent model {spec!r}: {e}") from e
@@ -280,13 +273,15 @@ def _single(spec: str, num_players: int):
 def opponent_model(spec=None, num_players: int = 2):
     """An opponent model from a spec string (see the module docstring), or ``spec``
     itself when it already has ``probs``; ``None``: :data:`DEFAULT_MODEL`."""
+    from agents.spec import base_of
+
     if spec is None:
         spec = DEFAULT_MODEL
     if hasattr(spec, "probs"):
         return spec
     if not isinstance(spec, str) or len(spec) > 500:
         raise ValueError(f"opponent model spec {spec!r}: a string of at most 500 characters")
-    if "," not in spec and ":" not in spec.split("?")[0]:
+    if "," not in spec and ":" not in base_of(spec):
         return _single(spec, num_players)
     parts = []
     for item in spec.split(","):

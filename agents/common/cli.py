@@ -96,15 +96,6 @@ def program_name(default: str) -> str:
     return name if name.startswith("pis-") else default
 
 
-def add_working_directory() -> None:
-    """Put the working directory first on ``sys.path`` when it is not there, as
-    ``python -m`` does: an installed command (``pis-tournament``) then imports a
-    ``module:Class`` bot from the folder it runs in, like ``python -m agents.tournament``."""
-    cwd = os.getcwd()
-    if "" not in sys.path and cwd not in sys.path:
-        sys.path.insert(0, cwd)
-
-
 def error_exit(prog: str, message: str) -> int:
     """Print ``prog: error: message`` on one line to stderr (argparse's style) and return
     the exit code of a usage error, 2."""
@@ -113,5 +104,5 @@ def error_exit(prog: str, message: str) -> int:
     return 2
 
 
-__all__ = ["add_working_directory", "check_out_dir", "error_exit", "parse_options",
-           "positive_int", "program_name", "read_rules", "yaml_error_text"]
+__all__ = ["check_out_dir", "error_exit", "parse_options", "positive_int", "program_name",
+           "read_rules", "yaml_error_text"]

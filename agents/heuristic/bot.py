@@ -176,7 +176,6 @@ def nomination_scores(hand: int, unseen: int, void_next: int, params: Params) ->
 def choose(
     hand: int,
     legal: int,
-    top: int,
     suit: int,
     pending: int,
     phase: int,
@@ -190,7 +189,8 @@ def choose(
 ) -> int:
     """The heuristic's action. ``hand``/``legal``/``seen`` are bit masks (``seen``: the
     cards the player has seen, its hand and the discard pile); ``sizes`` and ``voids`` are
-    by relative seat (0 = the player, then clockwise); ``top`` is -1 before the opening."""
+    by relative seat (0 = the player, then clockwise). The top card itself is never read:
+    ``legal`` already says what may follow it, and ``suit`` is the suit to follow."""
     n = table.num_players
     params = table.params
     cards = legal & FULL_DECK
@@ -413,7 +413,7 @@ def state_action(state, table: Table) -> int:
         voids = [0] + [drew_on[(p + k) % n] for k in range(1, n)]
     hand = hands[p]
     return choose(
-        hand, state.legal_mask(), state.top, state.active_suit, state.pending_sevens,
+        hand, state.legal_mask(), state.active_suit, state.pending_sevens,
         state.phase, state.has_drawn, state.direction, sizes, len(state.stock),
         state.pile_mask | hand, voids, table,
     )
@@ -427,7 +427,6 @@ def decoded_action(decoded: Mapping, legal: int, table: Table) -> int:
     seen = hand
     for c in decoded["discard"]:
         seen |= 1 << c
-    top = decoded["top_card"]
     voids = [0]
     for row in decoded["drew_on_suit"]:
         v = 0
@@ -435,7 +434,7 @@ def decoded_action(decoded: Mapping, legal: int, table: Table) -> int:
             v |= 1 << s
         voids.append(v)
     return choose(
-        hand, legal, -1 if top is None else top, decoded["active_suit"],
+        hand, legal, decoded["active_suit"],
         decoded["pending_sevens"], PHASE_NAMES.index(decoded["phase"]), decoded["has_drawn"],
         decoded["direction"], decoded["hand_sizes"], decoded["stock_size"], seen, voids, table,
     )
@@ -555,10 +554,23 @@ class HeuristicAgent(Agent):
             raise ValueError("no legal action in this observation: it is not this agent's turn")
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
-        (hand, top, suit, pending, phase, has_drawn, direction, sizes, stock, discard,
+        (hand, _top, suit, pending, phase, has_drawn, direction, sizes, stock, discard,
          voids) = self._reader.read(observation["observation"])
-        return choose(hand, legal, top, suit, pending, phase, has_drawn, direction, sizes,
+        return choose(hand, legal, suit, pending, phase, has_drawn, direction, sizes,
                       stock, discard | hand, voids, self.table)
+
+
+class UnknownOption(TypeError):
+    """A keyword that is neither the bot's nor a rules option. It carries the keyword
+    (``option``) so that ``agents.make``, which knows the bot's name and signature, can
+    name the bot's own keywords and the rules options apart."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(message)
+        self.option = option
+
+    def __reduce__(self):  # intact across processes (a tournament worker's error)
+        return type(self), (self.option, str(self))
 
 
 def table_rules(rules: Rules | Mapping | None, num_players: int, num_deals: int,
@@ -572,8 +584,8 @@ def table_rules(rules: Rules | Mapping | None, num_players: int, num_deals: int,
     if unknown:
         close = difflib.get_close_matches(unknown[0], Rules.keys(), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise TypeError(f"unexpected keyword argument {unknown[0]!r}: not a rules option"
-                        f"{hint} (the options: {', '.join(Rules.keys())})")
+        raise UnknownOption(unknown[0], f"unexpected keyword argument {unknown[0]!r}: not a "
+                            f"rules option{hint} (the options: {', '.join(Rules.keys())})")
     if rules is None:
         base: dict = {}
     elif isinstance(rules, Rules):
@@ -593,5 +605,5 @@ def table_rules(rules: Rules | Mapping | None, num_players: int, num_deals: int,
 
 __all__ = [
     "DEFAULT_PARAMS", "HeuristicAgent", "ObservationReader", "Params", "Table", "choose",
-    "decoded_action", "state_action", "table_rules",
+    "UnknownOption", "decoded_action", "state_action", "table_rules",
 ]

@@ -14,12 +14,15 @@ set and an evaluation set.
 Why one place: the split is only worth something if it is never crossed, and a test can
 only guard a split it can read.
 
-``PANEL_REGISTRY`` (name -> ``"module:Class"``) is merged into ``agents.REGISTRY``, so
-``agents.make("hoarder")`` and ``--agents search,hoarder`` work. ``python -m
+``PANEL_REGISTRY`` (name -> ``"module:Class"``) is merged into ``agents.REGISTRY`` as
+:func:`panel_entries` (each with its port and model), so ``agents.make("hoarder")`` and
+``--agents search,hoarder`` work. ``python -m
 benchmarks.panel`` plays the shipped bots against every member.
 """
 
 from __future__ import annotations
+
+from agents.registry import SHIPPED
 
 #: The panel's own bots (the members named in the sets that ``agents`` did not have).
 PANEL_REGISTRY = {
@@ -47,9 +50,9 @@ MODEL_SET = (
 )
 #: Nothing in training or modelling may use these (``eval`` sections may).
 EVALUATION_SET = ("held_out", "held_out_tight", "attacker", "rank_switcher", "counter")
-#: Model-set bots the batched engine cannot play (why): rollouts and opponent models
-#: leave them out.
-NOT_BATCHED = {"mc": "a search of its own, ~30 ms a decision"}
+#: Model-set bots the batched engine cannot play (why, as their registry entry says):
+#: rollouts and opponent models leave them out.
+NOT_BATCHED = {"mc": SHIPPED["mc"].no_port}
 
 #: Model-set style bots -> (style of ``agents.panel.styles``, epsilon).
 STYLE_BOTS = {
@@ -64,6 +67,27 @@ _CLASS_NAMES = {path: name for name, path in PANEL_REGISTRY.items()} | {
     "agents.heuristic.variants:HeldOutHeuristic": "held_out"}
 
 
+def panel_entries() -> dict:
+    """The panel's bots as ``agents.registry`` entries (merged by ``agents``): each style
+    with its numba port and exact model, ``ppo_v2`` with its network's, and every member of
+    the evaluation set with none, so that nothing can model or roll it out."""
+    from agents.registry import HELD_OUT, BotEntry
+
+    ports = "agents.ports"
+    entries = {}
+    for name, target in PANEL_REGISTRY.items():
+        if name in STYLE_BOTS:
+            entries[name] = BotEntry(target, f"{ports}:style_port", f"{ports}:style_model")
+        elif name == "ppo_v2":
+            entries[name] = BotEntry(target, f"{ports}:ppo_v2_port", f"{ports}:ppo_v2_model")
+        else:
+            entries[name] = BotEntry(target)
+    for name in EVALUATION_SET:
+        factory = entries[name].factory if name in entries else SHIPPED[name].factory
+        entries[name] = BotEntry(factory, no_port=HELD_OUT)
+    return entries
+
+
 def panel() -> tuple[str, ...]:
     """Every member: the model set, then the evaluation set."""
     return MODEL_SET + EVALUATION_SET
@@ -74,9 +98,11 @@ def spec_names(spec: str) -> list[str]:
     (``held_out``), an opponent-model mixture ``"heuristic:0.5,uniform:0.5"``
     (``heuristic``, ``uniform``), ``"ppo:PATH"`` (``ppo``), a panel bot's
     ``"module:Class"`` (its name)."""
+    from agents.spec import base_of
+
     names = []
     for part in str(spec).split(","):
-        base = part.strip().partition("?")[0]
+        base = base_of(part)
         head, sep, tail = base.rpartition(":")
         if sep:
             try:
@@ -112,9 +138,10 @@ def evaluation_names(value, path: tuple = ()) -> list[tuple[tuple, str]]:
 def batched_policy(name: str, num_games: int, rules=None, seed: int | None = None):
     """The batched policy of a model-set bot for ``num_games`` games of a table with
     ``rules`` (a ``pis_env.Rules``; default two players): ``policy(game) -> actions`` on
-    a ``pis_env.batched.BatchedGame``. An evaluation-set name, or one in ``NOT_BATCHED``,
-    is a ``ValueError``."""
-    from pis_env.rules import Rules
+    a ``pis_env.batched.BatchedGame``, the port of its ``agents.registry`` entry. An
+    evaluation-set name, or one in ``NOT_BATCHED``, is a ``ValueError``: the split is
+    the panel's to keep."""
+    from agents.registry import batched_port
 
     if name in EVALUATION_SET:
         raise ValueError(f"{name!r} is in the evaluation set: nothing may model or roll it out")
@@ -122,27 +149,8 @@ def batched_policy(name: str, num_games: int, rules=None, seed: int | None = Non
         raise ValueError(f"{name!r} has no batched policy: {NOT_BATCHED[name]}")
     if name not in MODEL_SET:
         raise ValueError(f"{name!r} is not in the model set ({', '.join(MODEL_SET)})")
-    rules = rules if rules is not None else Rules()
-    if name == "heuristic":
-        from agents.heuristic.batched import HeuristicPolicy
-
-        return HeuristicPolicy(num_games, rules)
-    if name == "greedy":
-        from agents.greedy.batched import GreedyPolicy
-
-        return GreedyPolicy(num_games)
-    if name == "ppo_v2":
-        from agents.panel.networks import NetworkGamePolicy
-
-        return NetworkGamePolicy.v2(rules.num_players, seed)
-    from agents.panel.batched import PanelPolicy
-
-    # random: any style with every move at random
-    style, epsilon = STYLE_BOTS.get(name, ("greedy", 1.0))
-    policy = PanelPolicy(num_games, style, epsilon, seed=seed)
-    policy.name = name
-    return policy
+    return batched_port(name, num_games, rules, seed)
 
 
 __all__ = ["EVALUATION_SET", "MODEL_SET", "NOT_BATCHED", "PANEL_REGISTRY", "STYLE_BOTS",
-           "batched_policy", "evaluation_names", "panel", "spec_names"]
+           "batched_policy", "evaluation_names", "panel", "panel_entries", "spec_names"]

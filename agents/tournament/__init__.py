@@ -50,9 +50,10 @@ at a table counts every copy's seat):
   empty-stock tie) counts ``1/w`` to each; the win rates of a table's seats add up to 1.
   The 95% interval is Wilson's score interval over the seat-deals.
 - *mean charge* per deal (the deal's penalty points after multipliers; lower is
-  better) with a 95% normal interval computed over deals: the agent's average over its
-  seats and rotations of one deck is one independent observation (duplicate rotations of
-  one deck are correlated, decks are not).
+  better) with a 95% interval computed over deals: the agent's average over its seats
+  and rotations of one deck is one independent observation (duplicate rotations of one
+  deck are correlated, decks are not), and the interval is a seeded percentile bootstrap
+  of these (``stats.bootstrap_mean_ci``): it stays within them, so never below zero.
 - *head-to-head* (``result.head_to_head[a][b]``): over every deal where ``a`` and ``b``
   sat at the same table, the share of seat pairs in which ``a`` was charged less than
   ``b`` (equal charges count half), with a Wilson interval, and the mean charge
@@ -65,7 +66,8 @@ Deals truncated by ``max_turns`` (charges all 0, no winner) are left out of ever
 statistic and counted in ``result.truncated``.
 
 **Progress** goes to stderr: a tqdm bar on a terminal; in a log (stderr not a terminal) a
-plain line every ``PROGRESS_EVERY_S`` seconds and one at the end.
+plain line every ``PROGRESS_EVERY_S`` seconds and one at the end. It counts deals, or
+matches in the match mode.
 
 **Modules** (one job each): ``specs`` (agent spec strings), ``deals`` (tables, rotations,
 seeds, rules), ``matches`` (the match mode), ``worker`` (playing chunks of deals in a

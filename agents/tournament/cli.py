@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.common.cli import (
-    add_working_directory,
     check_out_dir,
     error_exit,
     parse_options,
@@ -67,7 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    add_working_directory()  # module:Class from this folder, under pis-tournament as well
     try:
         from pis_env import Rules
 

@@ -130,7 +130,8 @@ def run_tournament(
     reasons = [np.zeros((deals, n), np.uint8) for _ in lineups]
     decisions = [np.zeros((deals, n), np.int32) for _ in lineups]
 
-    bar = progress_bar(deals * len(lineups), progress)
+    bar = progress_bar(deals * len(lineups), progress,
+                       "match" if rules_dict.get("num_deals", 1) > 1 else "deal")
     start_time = time.perf_counter()
 
     def store(out) -> None:

@@ -39,7 +39,7 @@ def build_seat(spec: Any, num_players: int, seed: int | None, num_deals: int = 1
     from agents.tournament.specs import build_agent, parse_spec
 
     if num_deals == 1:
-        return build_agent(spec, num_players, seed)
+        return _single_deal_seat(spec, num_players, seed)
     where = f"{num_deals}-deal matches (--option num_deals={num_deals})"
     if isinstance(spec, str):
         _, kwargs = parse_spec(spec)
@@ -69,6 +69,44 @@ def build_seat(spec: Any, num_players: int, seed: int | None, num_deals: int = 1
         raise ValueError(f"agent spec {spec!r} cannot play {where}: it takes no num_deals "
                          "(a bot for match tables takes num_deals=; without it, play "
                          "single deals: num_deals=1)") from e
+
+
+def _single_deal_seat(spec: Any, num_players: int, seed: int | None):
+    """``build_agent`` for a one-deal table. A bot built for more deals (a network trained
+    on matches takes its file's ``num_deals`` unless told) is built again with
+    ``num_deals=1``, so that one that cannot play single deals says so in its own words
+    before any game (``ppo``: "seat it at a 4-deal table"), as at a match table of
+    another length, instead of failing at its first observation; one that can is
+    returned."""
+    from agents.tournament.specs import build_agent, parse_spec
+
+    agent = build_agent(spec, num_players, seed)
+    have = getattr(agent, "num_deals", 1)
+    if have in (None, 1):
+        return agent
+    where = "single deals (num_deals=1)"
+    if isinstance(spec, str):
+        _, kwargs = parse_spec(spec)
+        if "num_deals" in kwargs:
+            raise ValueError(f"agent spec {spec!r} asks for num_deals={kwargs['num_deals']}, "
+                             f"but the table plays {where}: drop it from the spec (the "
+                             "rules set it)")
+        try:
+            return build_agent(f"{spec}{'&' if '?' in spec else '?'}num_deals=1",
+                               num_players, seed)
+        except TypeError as e:
+            if "num_deals" not in str(e):
+                raise
+            raise ValueError(f"agent spec {spec!r} builds a bot for num_deals={have!r}, but "
+                             f"the table plays {where}: {e}") from e
+    if isinstance(spec, type):
+        try:
+            return spec(num_players=num_players, num_deals=1, seed=seed)
+        except TypeError as e:
+            raise ValueError(f"{spec.__name__} builds a bot for num_deals={have!r}, but the "
+                             f"table plays {where}: {e}") from e
+    raise ValueError(f"{spec!r} was built for num_deals={have!r}, but the table plays "
+                     f"{where}: build it with num_deals=1")
 
 
 def play_match(env, players: list, decks: list[list[int]], dealer: int, env_seed: int,

@@ -12,10 +12,11 @@ PROGRESS_EVERY_S = 30.0
 class LineProgress:
     """Progress for a log file: ``desc: done/total deals (p%), t s`` on its own line every
     ``every`` seconds and once at the end, where tqdm would redraw its bar with hundreds of
-    carriage returns."""
+    carriage returns. ``unit`` names what is counted: ``"match"`` in the match mode, where
+    a unit is a whole match of several deals ("deals" would undercount the work done)."""
 
     def __init__(self, total: int, desc: str = "tournament", every: float | None = None,
-                 file=None):
+                 file=None, unit: str = "deal"):
         self.total = total
         self.desc = desc
         self.every = PROGRESS_EVERY_S if every is None else every
@@ -23,6 +24,7 @@ class LineProgress:
         self.done = 0
         self._start = self._last = time.perf_counter()
         self._closed = False
+        self.unit = unit
 
     def update(self, n: int = 1) -> None:
         self.done += n
@@ -38,18 +40,24 @@ class LineProgress:
 
     def _line(self, now: float) -> None:
         share = 100 * self.done / self.total if self.total else 100.0
-        print(f"{self.desc}: {self.done}/{self.total} deals ({share:.0f}%), "
+        print(f"{self.desc}: {self.done}/{self.total} {plural(self.unit)} ({share:.0f}%), "
               f"{now - self._start:.1f} s", file=self.file, flush=True)
 
 
-def progress_bar(total: int, progress: bool):
-    """tqdm on a terminal, ``LineProgress`` in a log, a silent tqdm when off."""
+def progress_bar(total: int, progress: bool, unit: str = "deal"):
+    """tqdm on a terminal, ``LineProgress`` in a log, a silent tqdm when off; ``unit`` is
+    what one step counts (``"deal"``, or ``"match"`` when every game is a match)."""
     from tqdm import tqdm
 
     if progress and not _isatty(sys.stderr):
-        return LineProgress(total)
-    return tqdm(total=total, unit="deal", desc="tournament", disable=not progress,
+        return LineProgress(total, unit=unit)
+    return tqdm(total=total, unit=unit, desc="tournament", disable=not progress,
                 file=sys.stderr, dynamic_ncols=True)
+
+
+def plural(unit: str) -> str:
+    """``deal`` -> ``deals``, ``match`` -> ``matches``."""
+    return unit + ("es" if unit.endswith(("s", "sh", "ch", "x")) else "s")
 
 
 def _isatty(stream) -> bool:

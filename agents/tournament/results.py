@@ -15,7 +15,7 @@ import numpy as np
 
 from agents.tournament.stats import (
     Rating,
-    mean_ci,
+    bootstrap_mean_ci,
     openskill_ratings,
     ranks_from_scores,
     wilson_interval,
@@ -361,7 +361,7 @@ def summarize(
         lo, hi = wilson_interval(wins[a], games[a]) if games[a] else (math.nan, math.nan)
         cnt = charge_cnt[a]
         per_deal = charge_sum[a][cnt > 0] / cnt[cnt > 0]
-        mean, clo, chi = mean_ci(per_deal)
+        mean, clo, chi = bootstrap_mean_ci(per_deal)  # over decks; a charge is >= 0
         rt = ratings[a]
         stats[a] = AgentStats(
             label=a, spec=specs[a], games=games[a], wins=wins[a], outright_wins=outright[a],

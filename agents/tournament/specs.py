@@ -9,27 +9,15 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from agents.common.cli import yaml_error_text
+from agents.registry import is_registered
+from agents.spec import parse
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"mc?samples=8&rollouts=2"`` -> ``("mc", {"samples": 8, "rollouts": 2})``."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
-    base, _, query = spec.strip().partition("?")
-    kwargs: dict[str, Any] = {}
-    if query:
-        import yaml
-
-        for item in query.split("&"):
-            key, eq, value = item.partition("=")
-            if not eq or not key:
-                raise ValueError(f"agent spec {spec!r}: expected key=value after '?', got {item!r}")
-            try:
-                kwargs[key.strip()] = yaml.safe_load(value) if value.strip() else ""
-            except yaml.YAMLError as e:
-                raise ValueError(yaml_error_text(e, item)) from None
-    return base, kwargs
+    """``"mc?samples=8&rollouts=2"`` -> ``("mc", {"samples": 8, "rollouts": 2})``: the
+    spec's base as written and its query (``agents.spec.parse``)."""
+    parsed = parse(spec, is_registered)
+    return parsed.base, parsed.query
 
 
 def spec_text(entry: Any) -> str:
@@ -45,10 +33,11 @@ def spec_text(entry: Any) -> str:
 
 
 def spec_kind(spec: Any) -> str:
+    """The registry name a spec resolves to (``ppo`` for every policy file), or
+    ``"class"`` / ``"instance"`` for a Python entry."""
     if not isinstance(spec, str):
         return "class" if isinstance(spec, type) else "instance"
-    base, _ = parse_spec(spec)
-    return base.split(":", 1)[0] if base.startswith("ppo:") else base
+    return parse(spec, is_registered).name
 
 
 def build_agent(spec: Any, num_players: int, seed: int | None):
@@ -59,8 +48,7 @@ def build_agent(spec: Any, num_players: int, seed: int | None):
         return spec(num_players=num_players, seed=seed)
     if not isinstance(spec, str):
         return _copy_of(spec, num_players, seed)
-    base, kwargs = parse_spec(spec)
-    return make(base, num_players=num_players, seed=seed, **kwargs)
+    return make(spec, num_players=num_players, seed=seed)
 
 
 def _copy_of(agent: Any, num_players: int, seed: int | None):

@@ -49,6 +49,12 @@ def wilson_interval(
     return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
 
 
+def _sample(values: Iterable[float]) -> np.ndarray:
+    """The values as one flat float array."""
+    return np.asarray(list(values) if not isinstance(values, np.ndarray) else values,
+                      float).ravel()
+
+
 def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean and its normal-approximation interval
     ``mean ± z · s / sqrt(n)`` with the sample standard deviation ``s`` (ddof=1).
@@ -56,15 +62,56 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, f
     With fewer than two values the interval is ``(nan, nan)``; an empty input gives
     ``(nan, nan, nan)``.
     """
-    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, float)
-    x = x.ravel()
-    if x.size == 0:
-        return math.nan, math.nan, math.nan
+    x = _sample(values)
+    if x.size < 2:  # no spread to read an interval from
+        return (float(x.mean()) if x.size else math.nan), math.nan, math.nan
     mean = float(x.mean())
-    if x.size < 2:
-        return mean, math.nan, math.nan
     half = z_value(confidence) * float(x.std(ddof=1)) / math.sqrt(x.size)
     return mean, mean - half, mean + half
+
+
+#: Resamples of ``bootstrap_mean_ci`` (its percentiles move by well under a tenth of the
+#: interval's width from one seed to another at this count).
+BOOTSTRAP_RESAMPLES = 2000
+#: Indices drawn at once by ``bootstrap_mean_ci`` (bounds its memory at 8 MB).
+_BOOTSTRAP_BLOCK = 1_000_000
+
+
+def bootstrap_mean_ci(values: Iterable[float], confidence: float = 0.95,
+                      resamples: int = BOOTSTRAP_RESAMPLES,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean and its percentile bootstrap interval, for values
+    with a bound the normal interval ignores (a deal's charge is never below zero, and
+    charges are skewed: ``mean_ci`` of a few deals can reach below zero).
+
+    Resample ``b`` (of ``resamples``) is the mean of ``values[i]`` for the ``n`` indices
+    ``numpy.random.default_rng(seed).integers(0, n, size=n)`` draws ``b``-th; ``low`` and
+    ``high`` are the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of
+    the resample means (numpy's default, linear interpolation). A resample mean lies
+    between the smallest and largest value, so the interval does too: charges of zero
+    give ``[0, 0]``. The fixed seed makes it deterministic (the same values give the same
+    interval). With fewer than two values the interval is ``(nan, nan)``; an empty input
+    gives ``(nan, nan, nan)``.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"resamples must be an int >= 1, got {resamples!r}")
+    x = _sample(values)
+    if x.size < 2:  # no spread to read an interval from
+        return (float(x.mean()) if x.size else math.nan), math.nan, math.nan
+    mean = float(x.mean())
+    n = x.size
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BOOTSTRAP_BLOCK // n)
+    means = np.empty(resamples)
+    for start in range(0, resamples, rows):  # the same draws as one row at a time
+        stop = min(start + rows, resamples)
+        means[start:stop] = np.take(x, rng.integers(0, n, size=(stop - start, n))).sum(axis=1)
+    means /= n
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return mean, float(low), float(high)
 
 
 def ranks_from_scores(charges: Sequence[float]) -> list[int]:
@@ -124,5 +171,6 @@ def openskill_ratings(
 
 
 __all__ = [
-    "Rating", "mean_ci", "openskill_ratings", "ranks_from_scores", "wilson_interval", "z_value",
+    "BOOTSTRAP_RESAMPLES", "Rating", "bootstrap_mean_ci", "mean_ci", "openskill_ratings",
+    "ranks_from_scores", "wilson_interval", "z_value",
 ]

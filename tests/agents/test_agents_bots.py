@@ -419,7 +419,7 @@ def _choose(hand, legal, top, suit=None, *, pending=0, phase=PLAY, has_drawn=Fal
     if top_id >= 0:
         seen_mask |= 1 << top_id
     table = Table(n, rules or Rules(num_players=n), DEFAULT_PARAMS)
-    return choose(hand_mask, legal_mask, top_id, suit, pending, phase, has_drawn, 1,
+    return choose(hand_mask, legal_mask, suit, pending, phase, has_drawn, 1,
                   list(sizes), stock, seen_mask, [0] * n, table)
 
 
@@ -509,7 +509,7 @@ def test_agents_make_accepts_rules_options_and_rejects_unknown_ones():
     assert bot.rules.nominate == "other" and bot.rules.num_players == 3
     bot = agents.make("mc", num_players=2, rules={"draw_rule": "one"}, samples=2, rollouts=1)
     assert bot.rules.draw_rule == "one"
-    with pytest.raises(TypeError, match="'colour': not a rules option"):
+    with pytest.raises(TypeError, match="unknown option 'colour' for heuristic: "):
         agents.make("heuristic", colour="red")
     with pytest.raises(ValueError, match="allowed"):
         agents.make("heuristic", draw_rule="sometimes")

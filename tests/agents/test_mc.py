@@ -409,3 +409,22 @@ def test_the_heuristics_move_is_overruled_only_on_clear_evidence(scores, confide
     else:
         actions = [7, 3]
     assert choose_action(actions, scores, fallback=7, confidence=confidence) == expected
+
+
+def test_tracking_is_one_object_and_its_shorthand_builds_the_same():
+    """``MonteCarloAgent(tracking=Tracking(...))`` and the spec's shorthand keywords give
+    the same tracker; both at once are refused."""
+    from agents.mc import Tracking
+
+    given = MonteCarloAgent(seed=0, samples=4, tracking=Tracking(False, 32, 7, 2.0))
+    short = MonteCarloAgent(seed=0, samples=4, track=0, particles=32, track_attempts=7,
+                            void_weight=2.0)
+    for bot in (given, short):
+        assert (bot.track, bot.void_weight, bot.tracker.size, bot.tracker.attempts,
+                bot.tracker.void_weight) == (False, 2.0, 32, 7, 2.0)
+    default = MonteCarloAgent(samples=4)
+    assert (default.track, default.tracker.size, default.tracker.attempts) == (True, 4, 8)
+    with pytest.raises(ValueError) as err:
+        MonteCarloAgent(tracking=Tracking(), particles=8)
+    assert str(err.value) == ("tracking given as an object and particles as shorthand: "
+                              "give one or the other")

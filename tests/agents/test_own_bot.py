@@ -1,5 +1,6 @@
 """Your own bot at every table (docs/own-bot.md): ``module:Class`` from the working folder
-under the installed ``pis-tournament`` and ``python -m agents.tournament`` alike, agent
+under every command (``pis-tournament``, ``pis-play``, ``pis-serve`` and its bot workers,
+``agents.make``), installed or run with ``python -m``, alike, agent
 classes and instances in ``run_tournament``, ``agents.register`` and the entry-point group
 ``pis_yedili.agents`` (tournaments, the terminal game, the browser table)."""
 
@@ -58,24 +59,104 @@ def _run(args, cwd, env=None):
                           env={**os.environ, **(env or {})})
 
 
-def test_both_commands_seat_a_bot_from_the_working_folder_alike(tmp_path):
+@pytest.fixture(params=["installed", "python -m"])
+def working_folder(request, tmp_path, monkeypatch):
+    """A folder holding ``mybot.py``, the working directory, and ``sys.path`` as each form
+    of a command starts it: an installed command (``pis-serve``) has its ``bin`` folder
+    first and not the working directory, ``python -m`` the working directory first."""
     (tmp_path / "mybot.py").write_text(MYBOT)
-    argv = ["--agents", "mybot:Lowest,heuristic", "--deals", "3", "--workers", "1",
-            "--no-save", "--no-progress"]
-    installed = _run([str(BIN / "pis-tournament"), *argv], tmp_path)
-    module = _run([sys.executable, "-m", "agents.tournament", *argv], tmp_path)
-    assert installed.returncode == 0, installed.stderr
-    assert module.returncode == 0, module.stderr
-    table = [line for line in installed.stdout.splitlines() if "mybot:Lowest" in line]
-    assert table and table == [line for line in module.stdout.splitlines()
-                                if "mybot:Lowest" in line]
+    monkeypatch.chdir(tmp_path)
+    rest = [p for p in sys.path if p not in ("", str(tmp_path))]
+    first = str(BIN) if request.param == "installed" else str(tmp_path)
+    monkeypatch.setattr(sys, "path", [first, *rest])
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    yield tmp_path
+    sys.modules.pop("mybot", None)
 
-    missing = _run([str(BIN / "pis-tournament"), "--agents", "nobot:Lowest,heuristic",
-                    "--no-save"], tmp_path)
-    assert missing.returncode == 2
-    assert missing.stderr.startswith("pis-tournament: error: agent spec 'nobot:Lowest': ")
-    assert missing.stderr.count("agent spec") == 1, missing.stderr
-    assert "No module named 'nobot'" in missing.stderr
+
+def _tournament(spec, capsys):
+    from agents.tournament.cli import main
+
+    code = main(["--agents", f"{spec},heuristic", "--deals", "2", "--workers", "1",
+                 "--no-save", "--no-progress"])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def _play(spec, capsys):
+    from agents.ui.play import main
+
+    lines: list[str] = []
+    code = main(["--opponents", spec, "--deals", "1", "--seed", "0"],
+                input_fn=lambda _prompt: "q", output=lines.append)
+    return code, "\n".join(lines) + capsys.readouterr().err
+
+
+def _serve(spec, capsys):
+    from agents.ui.web.server import build, build_parser
+
+    try:
+        _, bots = build(build_parser().parse_args(["--bots", spec, "--bot-workers", "0"]))
+    except ValueError as e:
+        return 2, str(e)
+    return 0, type(bots[spec]).__name__
+
+
+def _make(spec, capsys):
+    try:
+        return 0, type(agents.make(spec, num_players=3)).__name__
+    except ValueError as e:
+        return 2, str(e)
+
+
+@pytest.mark.parametrize("command", [_tournament, _play, _serve, _make],
+                         ids=["pis-tournament", "pis-play", "pis-serve", "agents.make"])
+def test_every_command_seats_a_bot_from_the_working_folder_alike(command, working_folder,
+                                                                 capsys):
+    """``module:Class`` loads from the folder a command runs in, whichever command and
+    however it is started (the one rule sits in ``agents.factory_of``)."""
+    path = list(sys.path)
+    code, text = command("nobot:Lowest", capsys)
+    assert code == 2 and "cannot load 'nobot:Lowest': No module named 'nobot'" in text, text
+    assert sys.path == path  # a module that is nowhere leaves no trace on the path
+    code, text = command("mybot:Lowest", capsys)
+    assert code == 0, text
+    assert "mybot:Lowest" in text or text == "Lowest"
+    assert sys.modules["mybot"].__file__ == str(working_folder / "mybot.py")
+
+
+def test_the_installed_command_seats_a_bot_from_the_working_folder(tmp_path):
+    """The real entry-point script, whose ``sys.path`` starts at its ``bin`` folder."""
+    (tmp_path / "mybot.py").write_text(MYBOT)
+    played = _run([str(BIN / "pis-play"), "--opponents", "mybot:Lowest", "--deals", "1",
+                   "--seed", "0"], tmp_path)
+    assert played.returncode == 0, played.stderr
+    assert "mybot:Lowest" in played.stdout and "End of input" in played.stdout
+
+
+def test_the_browser_tables_bot_workers_load_a_bot_from_the_working_folder(tmp_path,
+                                                                          monkeypatch):
+    """A spawned bot worker unpickles the bot ``pis-serve`` built: it imports ``mybot``
+    with the ``sys.path`` the server's process had after loading it."""
+    from agents.ui.web.bots import Lane
+
+    (tmp_path / "mybot.py").write_text(MYBOT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(BIN), *(p for p in sys.path
+                                                  if p not in ("", str(tmp_path)))])
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    prototype = agents.make_for_table("mybot:Lowest", Rules().to_dict(), seed=0)
+    lane = Lane(0, {"mybot:Lowest": prototype}, process=True, time_limit=60.0, max_queued=4)
+    try:
+        lane.submit("open", "g", {1: ("mybot:Lowest", 5)}).result(timeout=120)
+        env = __import__("pis_env").raw_env()
+        env.reset(seed=0)
+        observation = env.observe(env.agent_selection)
+        action = lane.submit("act", "g", 1, observation).result(timeout=60)
+        assert action == int(legal_actions(observation)[0])
+    finally:
+        lane.close()
+        sys.modules.pop("mybot", None)
 
 
 def test_run_tournament_takes_agent_classes_and_instances():
@@ -165,7 +246,8 @@ def test_an_installed_packages_entry_point_names_its_bot(tmp_path):
                   "print(agents.REGISTRY._loaded)\n"  # read at the first look-up
                   "with warnings.catch_warnings(record=True) as w:\n"
                   "    warnings.simplefilter('always')\n"
-                  "    print(agents.REGISTRY['lowest'], agents.REGISTRY['heuristic'])\n"
+                  "    print(agents.REGISTRY['lowest'].factory,\n"
+                  "          agents.REGISTRY['heuristic'].factory)\n"
                   "print(type(agents.make_for_table('lowest', {'num_players': 3})).__name__)\n"
                   "print(len(w), 'taken' in str(w[0].message))\n"], tmp_path, env)
     assert check.returncode == 0, check.stderr

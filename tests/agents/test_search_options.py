@@ -55,7 +55,8 @@ def test_a_network_for_another_table_size_is_refused_with_the_reason():
 
 def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
     bot = SearchAgent(num_players=3, num_deals=4, seed=1, determinize="uniform",
-                      seven_penalty="double", confidence=2, win_bonus=50, match_aware=0,
+                      seven_penalty="double", fallback="heuristic", confidence=2, win_bonus=50,
+                      match_aware=0,
                       reward="win", illegal_action="terminate")
     rules = bot._search_rules
     assert (rules.num_deals, rules.max_turns, rules.illegal_action, rules.reward) == (
@@ -67,7 +68,7 @@ def test_the_rollouts_play_one_deal_by_points_and_raise_on_an_illegal_move():
     assert bot.rules.num_deals == 4
     assert (bot.confidence, bot.win_bonus, bot.match_aware) == (2.0, 50.0, False)
     assert isinstance(bot.confidence, float) and isinstance(bot.win_bonus, float)
-    assert bot.rollouts == DEFAULT_ROLLOUTS and bot.fallback == "mean"
+    assert bot.rollouts == DEFAULT_ROLLOUTS and bot.fallback == "heuristic"
     # a reshuffled stock can go on for ever: its rollouts stop at a horizon
     assert SearchAgent(empty_stock="reshuffle")._search_rules.max_turns == DEFAULT_HORIZON
     assert SearchAgent(empty_stock="reshuffle", horizon=30)._search_rules.max_turns == 30
@@ -606,7 +607,7 @@ def test_the_defaults():
     bot = SearchAgent()
     assert (bot.num_players, bot.num_deals, bot.rollouts, bot.confidence, bot.win_bonus,
             bot.determinize, bot.rollout_policy, bot.match_aware) == (
-        2, 1, 4096, 1.0, 1000.0, "particles", "heuristic", True)
+        2, 1, 4096, 0.0, 1000.0, "particles", "heuristic", True)
     assert (bot.last_rollouts, bot.last_values, bot.rollout_path) == (0, {}, None)
     typed = SearchAgent(rollout_policy="types", seven_penalty="double")
     assert typed._types.rules == typed._search_rules
@@ -703,3 +704,38 @@ def test_the_learned_belief_mode_deals_from_its_model():
     # serves any table) gives other probabilities here
     other = SearchAgent(num_players=2, determinize="belief", belief_path="models/belief_4p.pt")
     assert not np.allclose(other.model(decoded, bot.tracker), learnt)
+
+
+def test_the_search_is_given_its_belief_rollouts_and_choice_as_objects():
+    """The objects of ``agents.search_options`` build the same bot as the shorthand, and
+    a bot given both an object and shorthand for it is refused."""
+    from agents.search_options import (
+        HintBelief,
+        KeepHeuristic,
+        NetworkRollouts,
+        Particles,
+        TypeRollouts,
+        UniformBelief,
+        from_shorthand,
+    )
+
+    bot = SearchAgent(num_players=2, belief=HintBelief(), rollout=NetworkRollouts(seats="searcher"),
+                      choice=KeepHeuristic(2.5))
+    assert (bot.determinize, bot.rollout_policy, bot.fallback, bot.confidence,
+            bot.rollout_path) == ("hints", "mixed", "heuristic", 2.5, "models/ppo_2p.zip")
+    belief, rollout, choice, rest = from_shorthand(
+        {"determinize": "particles", "particles": 64, "rollout_policy": "types",
+         "type_temperature": 0.5, "horizon": 30, "seven_penalty": "double"})
+    assert belief == Particles(64, "panel?networks=0", None)
+    assert rollout == TypeRollouts(0.5, 30) and choice.name == "mean"
+    assert rest == {"seven_penalty": "double"}
+    with pytest.raises(ValueError) as err:
+        SearchAgent(belief=UniformBelief(), rollout_policy="network")
+    assert str(err.value) == ("belief given as an object and rollout_policy as shorthand: "
+                              "give one or the other")
+    with pytest.raises(ValueError) as err:
+        SearchAgent(belief=HintBelief(), rollout=TypeRollouts())
+    assert str(err.value) == ("rollout_policy='types' plays the particle filter's types: "
+                              "determinize='particles', not 'hints'")
+    typed = SearchAgent(belief=Particles(particles=16), rollout=TypeRollouts(), seed=0)
+    assert typed.belief_source.opponent_model == "panel?networks=0"

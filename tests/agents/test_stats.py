@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.tournament.stats import mean_ci, wilson_interval, z_value
+from agents.tournament.stats import bootstrap_mean_ci, mean_ci, wilson_interval, z_value
 
 
 def test_z_value_is_the_two_sided_normal_quantile():
@@ -50,3 +50,55 @@ def test_mean_ci_takes_any_iterable_and_needs_two_values_for_an_interval():
     one = mean_ci([4.0])
     assert one[0] == 4.0 and math.isnan(one[1]) and math.isnan(one[2])
     assert all(math.isnan(x) for x in mean_ci([]))
+
+
+def _plain_bootstrap(values, resamples, seed, confidence=0.95):
+    """The documented bootstrap in plain Python: resample ``b`` is the ``b``-th draw of
+    ``n`` indices, its mean summed here, the quantiles interpolated here (numpy's
+    default: position ``(B - 1) q`` between the sorted means)."""
+    rng = np.random.default_rng(seed)
+    n = len(values)
+    means = sorted(sum(values[int(i)] for i in rng.integers(0, n, size=n)) / n
+                   for _ in range(resamples))
+
+    def quantile(q):
+        h = (resamples - 1) * q
+        k = math.floor(h)
+        upper = means[min(k + 1, resamples - 1)]
+        return means[k] + (h - k) * (upper - means[k])
+
+    tail = (1 - confidence) / 2
+    return sum(values) / n, quantile(tail), quantile(1 - tail)
+
+
+@pytest.mark.parametrize("values, resamples, seed", [
+    ([0, 0, 0, 30, 0, 2, 0, 0, 25, 1], 2000, 0),   # skewed charges: mean_ci goes below 0
+    ([4, 9, 0, 13, 7], 999, 5),
+    (list(range(0, 60, 3)), 301, 11),             # 20 values: 50,000 indices a block
+])
+def test_the_charge_interval_is_the_documented_percentile_bootstrap(values, resamples, seed,
+                                                                     monkeypatch):
+    import agents.tournament.stats as stats
+
+    monkeypatch.setattr(stats, "_BOOTSTRAP_BLOCK", 7 * len(values))  # blocks of 7 rows
+    got = bootstrap_mean_ci(values, resamples=resamples, seed=seed)
+    assert got == pytest.approx(_plain_bootstrap(values, resamples, seed), rel=1e-12)
+    monkeypatch.undo()
+    assert bootstrap_mean_ci(np.array(values, float), resamples=resamples, seed=seed) == \
+        pytest.approx(got, rel=1e-12)  # one block or many: the same draws
+
+
+def test_a_charge_interval_stays_within_the_charges_seen():
+    skewed = [0, 0, 0, 30, 0, 2, 0, 0, 25, 1]
+    assert mean_ci(skewed)[1] < 0  # the normal interval: what a charge cannot be
+    mean, low, high = bootstrap_mean_ci(skewed)
+    assert 0 <= min(skewed) <= low < mean < high <= max(skewed)
+    assert bootstrap_mean_ci(skewed) == (mean, low, high)  # seeded: the same every time
+    assert bootstrap_mean_ci([0.0] * 12) == (0.0, 0.0, 0.0)
+    assert bootstrap_mean_ci(v for v in [5.0, 5.0]) == (5.0, 5.0, 5.0)
+    one = bootstrap_mean_ci([4.0])
+    assert one[0] == 4.0 and math.isnan(one[1]) and math.isnan(one[2])
+    assert all(math.isnan(x) for x in bootstrap_mean_ci([]))
+    for bad in ({"confidence": 1.0}, {"resamples": 0}):
+        with pytest.raises(ValueError):
+            bootstrap_mean_ci(skewed, **bad)

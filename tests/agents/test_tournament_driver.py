@@ -77,6 +77,33 @@ def test_a_bad_spec_is_refused_before_any_game_even_after_a_repeated_entry(monke
                                      "table plays 4-deal matches")
 
 
+def test_a_misspelt_bot_keyword_names_the_bots_keywords_and_the_rules_options_apart():
+    """``mc?sampels=8`` must not be answered with the rules options alone: the bot's own
+    keywords are what was meant."""
+
+    from pis_env import Rules
+
+    rules = ", ".join(Rules.keys())
+    # mc's named parameters, then its shorthand (agents.mc.Tracking's keywords)
+    own = ("seed, samples, rollouts, rules, params, horizon, confidence, win_bonus, "
+           "tracking, match_aware, track, particles, track_attempts, void_weight").split(", ")
+    with pytest.raises(ValueError) as err:
+        play(["mc?sampels=8", "heuristic"])
+    assert str(err.value) == (
+        "agent spec 'mc?sampels=8': unknown option 'sampels' for mc (did you mean "
+        f"samples?): mc's options: {', '.join(own)}; rules options: {rules}")
+    with pytest.raises(TypeError) as err:  # no near keyword: no guess
+        agents.make("heuristic", zzz=1)
+    assert str(err.value) == ("unknown option 'zzz' for heuristic: heuristic's options: "
+                              f"seed, rules, params; rules options: {rules}")
+    with pytest.raises(TypeError) as err:  # a bot that takes no rules options lists none
+        agents.make("greedy", sed=1)
+    assert str(err.value) == ("unknown option 'sed' for greedy (did you mean seed?): "
+                              "greedy's options: num_players, num_deals, seed")
+    with pytest.raises(TypeError, match="^no style 'b'$"):  # the bot's own TypeError
+        agents.make(f"{__name__}:Fussy", style="b")
+
+
 def test_a_table_of_the_wrong_size_is_refused():
     with pytest.raises(ValueError) as err:
         play(["random", "greedy"], tables=[["random"]])
@@ -112,8 +139,9 @@ def test_the_progress_bar_counts_every_game_and_is_closed(monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, total, enabled):
+        def __init__(self, total, enabled, unit):
             self.total, self.enabled, self.done, self.closed = total, enabled, 0, False
+            self.unit = unit
             bars.append(self)
 
         def update(self, n):
@@ -124,8 +152,11 @@ def test_the_progress_bar_counts_every_game_and_is_closed(monkeypatch):
 
     monkeypatch.setattr(driver, "progress_bar", Bar)
     play(["heuristic", "greedy", "random"], deals=4, progress=True)
-    (bar,) = bars
-    assert (bar.total, bar.enabled, bar.done, bar.closed) == (12, True, 12, True)
+    play(["heuristic", "greedy"], deals=2, progress=False, rules={"num_deals": 2})
+    deals, matches = bars
+    assert (deals.total, deals.enabled, deals.done, deals.closed) == (12, True, 12, True)
+    assert (matches.total, matches.enabled, matches.done, matches.closed) == (2, False, 2, True)
+    assert (deals.unit, matches.unit) == ("deal", "match")  # a match of 2 deals is one step
 
 
 def test_the_in_process_worker_puts_back_the_callers_state():
@@ -344,7 +375,7 @@ def test_the_documented_defaults(monkeypatch):
         raise Stop
 
     monkeypatch.setattr(driver, "play_chunk", first_chunk)
-    monkeypatch.setattr(driver, "progress_bar", lambda total, enabled: seen.update(
+    monkeypatch.setattr(driver, "progress_bar", lambda total, enabled, unit: seen.update(
         total=total, enabled=enabled) or type("Bar", (), {"close": lambda self: None})())
     with pytest.raises(Stop):
         run_tournament(["random", "greedy"], num_players=2, workers=1)

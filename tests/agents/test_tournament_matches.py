@@ -167,3 +167,70 @@ def test_the_cli_refuses_a_bot_that_cannot_play_the_match(tmp_path, capsys):
                  "--option", "num_deals=4", "--workers", "1", "--no-save"]) == 2
     err = capsys.readouterr().err
     assert "num_deals=2, but the table plays 4-deal matches" in err and "drop it" in err
+
+
+class _FourDeals(agents.Agent):
+    """A bot whose default is a four-deal match, as a network trained on matches is."""
+
+    def __init__(self, num_players=2, num_deals=4, seed=None):
+        super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_a_match_only_bot_at_a_one_deal_table_is_refused_before_any_game(monkeypatch,
+                                                                         capsys):
+    """A network trained on 4-deal matches is built for its file's 4 deals unless told:
+    at a one-deal tournament it is refused up front in the words a 3-deal table gives
+    ("seat it at a 4-deal table"), not at its first observation mid-run."""
+    def no_games(task):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(worker_module, "play_chunk", no_games)
+    monkeypatch.setattr("agents.tournament.driver.play_chunk", no_games)
+    words = {}
+    for deals in (3, 1):
+        assert main(["--agents", "ppo:ppo_2p_match,heuristic", "--deals", "5", "--option",
+                     f"num_deals={deals}", "--workers", "1", "--no-save"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("python -m agents.tournament: error: agent spec "
+                              "'ppo:ppo_2p_match': ppo_2p_match was trained for 4-deal "
+                              "matches"), err
+        words[deals] = err.partition("observation size 184); ")[2]
+    assert words[1] == words[3].replace("3 deal(s) (observation size 183)",
+                                        "1 deal(s) (observation size 178)")
+    assert "seat it at a 4-deal table (num_deals=4)" in words[1]
+
+    with pytest.raises(ValueError, match=r"^agent spec 'random\?num_deals=4' asks for "
+                       r"num_deals=4, but the table plays single deals \(num_deals=1\)"):
+        build_seat("random?num_deals=4", 2, 0, 1)
+    four = _FourDeals()
+    with pytest.raises(ValueError) as err:
+        build_seat(four, 2, 0, 1)
+    assert str(err.value) == (f"{four!r} was built for num_deals=4, but the table plays "
+                              "single deals (num_deals=1): build it with num_deals=1")
+    assert build_seat(_FourDeals, 2, 0, 1).num_deals == 1  # a class that can: told so
+    assert build_seat(f"{__name__}:_FourDeals", 2, 0, 1).num_deals == 1
+    assert build_seat("ppo:ppo_2p", 2, 0, 1).num_deals == 1
+    with pytest.raises(ValueError) as err:  # matches only, and no num_deals to ask for one
+        build_seat(_OnlyFour, 2, 0, 1)
+    assert str(err.value).startswith("_OnlyFour builds a bot for num_deals=4, but the table "
+                                     "plays single deals (num_deals=1): ")
+    spec = f"{__name__}:_OnlyFour"
+    with pytest.raises(ValueError) as err:
+        build_seat(spec, 2, 0, 1)
+    assert str(err.value) == (f"agent spec {spec!r} builds a bot for num_deals=4, but the "
+                              "table plays single deals (num_deals=1): unknown option "
+                              f"'num_deals' for {spec} (did you mean num_players?): "
+                              f"{spec}'s options: num_players, seed")
+
+
+class _OnlyFour(agents.Agent):
+    """A bot of four-deal matches that takes no ``num_deals``."""
+
+    def __init__(self, num_players=2, seed=None):
+        super().__init__(num_players=num_players, num_deals=4, seed=seed)
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])

@@ -101,3 +101,18 @@ def test_a_line_as_often_as_asked(clock):
     assert log.getvalue().splitlines() == ["tournament: 1/3 deals (33%), 1.0 s",
                                            "tournament: 2/3 deals (67%), 2.0 s",
                                            "tournament: 3/3 deals (100%), 3.0 s"]
+
+
+def test_a_match_tournament_counts_matches_not_deals(monkeypatch, clock):
+    """In the match mode a step is a whole match of several deals: "2/2 deals" would say
+    a quarter of the deals played."""
+    log = Log()
+    monkeypatch.setattr(sys, "stderr", log)
+    bar = P.progress_bar(2, progress=True, unit="match")
+    clock[0] += 3.0
+    bar.update(2)
+    bar.close()
+    assert log.getvalue() == "tournament: 2/2 matches (100%), 3.0 s\n"
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert P.progress_bar(2, progress=True, unit="match").unit == "match"
+    assert P.progress_bar(2, progress=True).unit == "deal"

@@ -1,8 +1,9 @@
 """The tournament's statistics (``agents.tournament.results.summarize``) against a second
 count written here from their definitions: plain loops over every seat of every game,
-no arrays summed along axes, the Wilson interval and the normal interval from their
-formulas. The tables are random, with shared wins, truncated games, and one agent in
-two seats of a table (the head-to-head then skips the agent's pairs with itself)."""
+no arrays summed along axes, the Wilson interval from its formula and the charge's
+bootstrap interval over the per-deck means counted here. The tables are random, with
+shared wins, truncated games, and one agent in two seats of a table (the head-to-head
+then skips the agent's pairs with itself)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from agents.tournament.results import TournamentResult, rating_games, summarize
-from agents.tournament.stats import openskill_ratings
+from agents.tournament.stats import bootstrap_mean_ci, openskill_ratings
 from agents.tournament.worker import REASONS, TRUNCATED, TableResult
 
 Z = 1.959963984540054  # the 97.5% point of the standard normal
@@ -94,12 +95,13 @@ def test_every_agent_statistic_is_the_count_of_its_seats(seed):
         assert s.outright_wins == ref["outright"]
         assert s.win_rate == pytest.approx(ref["wins"] / ref["games"])
         assert (s.win_low, s.win_high) == pytest.approx(_wilson(ref["wins"], ref["games"]))
-        means = [sum(c) / len(c) for c in ref["charges"] if c]
+        means = [sum(c) / len(c) for c in ref["charges"] if c]  # one value a deck
         mean = sum(means) / len(means)
-        sd = math.sqrt(sum((m - mean) ** 2 for m in means) / (len(means) - 1))
         assert s.mean_charge == pytest.approx(mean)
-        assert s.charge_low == pytest.approx(mean - Z * sd / math.sqrt(len(means)))
-        assert s.charge_high == pytest.approx(mean + Z * sd / math.sqrt(len(means)))
+        # the bootstrap over decks (tests/agents/test_stats.py checks it by hand): within
+        # the per-deck means, so never below zero
+        assert (s.charge_low, s.charge_high) == pytest.approx(bootstrap_mean_ci(means)[1:])
+        assert 0 <= min(means) <= s.charge_low <= s.charge_high <= max(means)
         rating = ratings[a]
         assert (s.rating_mu, s.rating_sigma, s.rating_ordinal) == (
             rating.mu, rating.sigma, rating.mu - 3 * rating.sigma)

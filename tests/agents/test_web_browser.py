@@ -16,12 +16,14 @@ A missing browser is a failure that says how to install it, never a silent skip:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import tempfile
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -254,6 +256,7 @@ def test_a_whole_deal_by_clicking(server, browser, capsys):
     assert charges == env.game.charges
     verdict = css(browser, "#verdict")[0].text
     assert verdict == ("You win the deal!" if env.game.winners[0] else "The deal is lost.")
+    assert "null" not in css(browser, "#result")[0].text  # no absent part written as text
     assert clickable(browser) == []
     screenshot(browser, "table-deal-over.png", capsys)
     # the game is over: now its history may be replayed
@@ -416,6 +419,23 @@ def test_the_page_runs_under_its_content_security_policy(server, browser):
 
 
 # ---------------------------------------------------------------------- a match
+def play_out_the_deal(driver) -> dict:
+    """The page's own functions play seat 0's moves (the first legal one) until the deal
+    is over (clicks are the first test's): the settled page's data."""
+    driver.set_script_timeout(60)
+    status = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          while (ui.game.status !== "deal_over") {
+            if (ui.game.status === "your_turn" && !ui.busy) await playMove(ui.game.legal[0].action);
+            else await new Promise((r) => setTimeout(r, 5));
+          }
+          done(ui.game.status);
+        })();""")
+    assert status == "deal_over"
+    return settled(driver)
+
+
 @pytest.fixture(scope="module")
 def match_server():
     """``pis-serve`` as it starts by default (a four-deal match), random bots, arranged
@@ -433,19 +453,7 @@ def test_a_match_shows_the_running_score_across_deals(match_server, browser):
     table = css(browser, "#score-table")[0]
     assert "4 deals" in css(browser, "#scores h2")[0].text
     assert len(table.find_elements("css selector", "tbody tr[data-deal]")) == 4
-    # the page's own functions play the deal out (clicks are the first test's)
-    browser.set_script_timeout(60)
-    status = browser.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        (async () => {
-          while (ui.game.status !== "deal_over") {
-            if (ui.game.status === "your_turn" && !ui.busy) await playMove(ui.game.legal[0].action);
-            else await new Promise((r) => setTimeout(r, 5));
-          }
-          done(ui.game.status);
-        })();""")
-    assert status == "deal_over"
-    data = settled(browser)
+    data = play_out_the_deal(browser)
     session = app.state.games.peek(data["game"])
     charges = session.deals[0]["charges"]
 
@@ -471,3 +479,122 @@ def test_a_match_shows_the_running_score_across_deals(match_server, browser):
     browser.get(f"{base}/?delay=0")  # a new game, dealt by the server
     settled(browser)
     assert not css(browser, "#arranged")[0].is_displayed()
+
+
+# ---------------------------------------------------------------------- the page's layout
+#: A desktop window and a phone's (CSS pixels).
+WINDOWS = [(1280, 800), (390, 844)]
+
+
+@pytest.fixture(scope="module")
+def big_table():
+    """A seven-player match (the widest table: eight columns in the score table), random
+    bots, arranged games allowed."""
+    base, app, stop = serve("--players", "7", "--bots", "random", "--allow-arranged")
+    yield base, app
+    stop()
+
+
+@contextmanager
+def window(driver, width: int, height: int):
+    """The page laid out in a ``width`` x ``height`` window (DevTools' device metrics, so
+    a width below the browser's own minimum window works too), then the window restored."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def sideways_overflow(driver) -> dict:
+    """``{"page": px, "window": px, "board": px, "side": px}``: how wide the page's
+    content is, the window, and the play view's board and side column."""
+    return driver.execute_script("""
+        const width = (sel) => document.querySelector(sel).getBoundingClientRect().width;
+        return {page: document.documentElement.scrollWidth, window: window.innerWidth,
+                board: width("#table"), side: width("#play-view .side")};""")
+
+
+def test_a_seven_player_match_fits_a_desktop_and_a_phone_window(big_table, browser, capsys):
+    """The score table of seven players is wider than the side column: it scrolls in its
+    own box, and the page never scrolls sideways. The result panel of a deal that is not
+    the match's last shows no absent verdict as the text "null"."""
+    base, _ = big_table
+    browser.get(f"{base}/?delay=0&seed=3")
+    settled(browser)
+    play_out_the_deal(browser)
+    assert css(browser, "#score-table")[0].is_displayed()
+    result = css(browser, "#result")[0]
+    assert result.is_displayed() and "Next deal" in result.text
+    assert "null" not in result.text and "undefined" not in result.text
+    for width, height in WINDOWS:
+        with window(browser, width, height):
+            size = sideways_overflow(browser)
+            assert size["window"] == width
+            assert size["page"] <= size["window"], (width, size)
+            # the board is not squeezed beside the side column (a phone stacks them)
+            assert size["board"] >= size["side"], (width, size)
+            if width < 500:
+                screenshot(browser, "table-seven-players-phone.png", capsys)
+
+
+def test_three_digit_move_numbers_are_shown_whole(big_table, browser):
+    """A match's replay lists 300 positions: every number from 100 on lies inside its own
+    box and inside the list's visible box (a list marker in a 28 px padding lost its first
+    digit: "198" read ".98"). The replay view fits both windows too."""
+    base, _ = big_table
+    browser.get(f"{base}/?delay=0&seed=3")
+    settled(browser)
+    text = finished_history(seed=12, num_deals=4)
+    browser.execute_script("loadReplay(arguments[0])", text)
+    wait(browser, lambda d: css(d, "#rp-pos")[0].text == "position 0 of 299", "the replay")
+    boxes = browser.execute_script("""
+        const list = document.querySelector("#replay-moves");
+        const outer = list.getBoundingClientRect();
+        const inner = {left: outer.left + list.clientLeft,
+                       right: outer.left + list.clientLeft + list.clientWidth};
+        return [...list.querySelectorAll("li")].filter((li) => li.dataset.frame >= 100)
+          .map((li) => {
+            const num = li.querySelector(".num");
+            const range = document.createRange();
+            range.selectNodeContents(num);
+            const text = range.getBoundingClientRect(), box = num.getBoundingClientRect();
+            return {frame: li.dataset.frame, shown: num.textContent, text: [text.left, text.right],
+                    box: [box.left, box.right], list: [inner.left, inner.right]};
+          });""")
+    assert len(boxes) == 200
+    for b in boxes:
+        assert b["shown"] == f"{b['frame']}.", b
+        assert b["box"][0] <= b["text"][0] and b["text"][1] <= b["box"][1], b
+        assert b["list"][0] <= b["box"][0] and b["box"][1] <= b["list"][1], b
+    for width, height in WINDOWS:
+        with window(browser, width, height):
+            size = sideways_overflow(browser)
+            assert size["page"] <= size["window"], (width, size)
+    # the first and last buttons: words every font has, not media symbols (U+23EE, U+23ED)
+    # that many system fonts lack and draw as empty boxes
+    for button in css(browser, "#replay-controls button"):
+        assert button.get_attribute("aria-label") or button.text.isascii()
+        assert all(ord(c) < 0x2000 or 0x25A0 <= ord(c) < 0x2600 for c in button.text), \
+            button.text
+    css(browser, "#tab-play")[0].click()
+
+
+def test_the_icon_is_served_under_the_servers_headers(big_table):
+    """Browsers ask for ``/favicon.ico`` whatever the page links: it is an icon (not a
+    404), with the security headers of every answer; the page's own link resolves too."""
+    base, _ = big_table
+    with urllib.request.urlopen(f"{base}/favicon.ico", timeout=10) as r:
+        assert r.status == 200
+        assert r.headers["Content-Type"] == "image/x-icon"
+        assert r.read(4) == b"\x00\x00\x01\x00"  # an ICO file's header
+        assert "default-src 'none'" in r.headers["Content-Security-Policy"]
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+    with urllib.request.urlopen(f"{base}/", timeout=10) as r:
+        page = r.read().decode()
+    icon = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert icon, "the page links no icon"
+    with urllib.request.urlopen(f"{base}{icon[1]}", timeout=10) as r:
+        assert r.status == 200 and r.headers["Content-Type"] == "image/svg+xml"
+        assert r.read().startswith(b"<svg")

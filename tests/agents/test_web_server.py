@@ -196,7 +196,7 @@ class Stdout(io.StringIO):
 
 
 @pytest.mark.parametrize("host, shown", [("::1", "[::1]"), ("127.0.0.1", "127.0.0.1")])
-def test_main_prints_the_tables_address_then_serves(host, shown, monkeypatch):
+def test_main_prints_the_tables_address_then_serves(host, shown, monkeypatch, capsys):
     import uvicorn
 
     served = []
@@ -218,6 +218,48 @@ def test_main_prints_the_tables_address_then_serves(host, shown, monkeypatch):
     assert flushed == line  # on the terminal before the server blocks
     assert (config.host, config.port, config.http.deadline) == (host, 8012, 3.0)
     assert config.app.state.games.config.bots == ("random",)
+    with TestClient(config.app, base_url=f"http://{shown}:8012") as api:
+        assert api.get("/api/config").status_code == 200  # the address printed answers
+    assert capsys.readouterr().err == ""  # a local address: nothing to warn of
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_every_address_is_answered_by_the_machines_names_and_said_to_be_open(
+        host, monkeypatch, capsys):
+    """``--host 0.0.0.0``: no browser sends ``Host: 0.0.0.0``; the table answers to the
+    loopback address it prints and to this machine's own names, and one line on stderr
+    says it is open to the network and how to add another name."""
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn, "Server", lambda config: type(
+        "Server", (), {"run": lambda self: served.append(config)})())
+    monkeypatch.setattr(server, "own_names", lambda: ("cardroom", "192.0.2.7", "fd00::7"))
+    assert server.main(["--bots", "random", "--bot-workers", "0", "--host", host,
+                        "--port", "8013", "--allow-host", "cards.example"]) == 0
+    (config,) = served
+    out, err = capsys.readouterr()
+    local = "[::1]" if host == "::" else "127.0.0.1"
+    assert out == f"Pis Yedili table: http://{local}:8013/  (Ctrl-C stops the server)\n"
+    reached = ("http://cardroom:8013/, http://192.0.2.7:8013/"
+               + (", http://[fd00::7]:8013/" if host == "::" else ""))  # 0.0.0.0: IPv4
+    assert err == (f"pis-serve: warning: --host {host} opens the table to the network "
+                   f"(anyone who can reach this machine can play), at {reached}; a name it "
+                   "is reached by besides these needs --allow-host NAME\n")
+    for name in (local, "localhost", "cardroom", "192.0.2.7", "[fd00::7]", "cards.example"):
+        with TestClient(config.app, base_url=f"http://{name}:8013") as api:
+            assert api.get("/api/config").status_code == 200, name
+    for name in ("0.0.0.0", "[::]", "evil.example"):
+        with TestClient(config.app, base_url=f"http://{name}:8013") as api:
+            assert api.get("/api/config").status_code == 400, name
+
+
+def test_the_machines_own_names_are_found_in_its_own_tables():
+    import socket
+
+    names = server.own_names()
+    assert names[0] == socket.gethostname() and len(set(names)) == len(names)
+    assert all("%" not in n for n in names)  # no IPv6 zone: never a Host value
 
 
 def test_main_without_the_web_extra_or_with_a_wrong_limit_is_one_line_and_exit_2(

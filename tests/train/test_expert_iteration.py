@@ -35,12 +35,16 @@ TINY_PPO = {
 }
 
 
-def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
-    args = dict(seed=3, iteration=1, start=start, stop=stop, rules=RULES_2P, policy=POLICY_2P,
+def job(**kw) -> EI.LabelJob:
+    args = dict(seed=3, iteration=1, rules=RULES_2P, policy=POLICY_2P,
                 opponents={"heuristic": 1.0, "self": 1.0},
                 labeller={"rollouts": 32, "determinize": "belief"},
                 win_bonus=0.5, margin=5.0)
-    return EI.label_games(**{**args, **kw})
+    return EI.LabelJob(**{**args, **kw})
+
+
+def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
+    return EI.label_games(job(**kw), start, stop)
 
 
 def ei_config(tmp_path: Path, *overrides: str) -> dict:
@@ -85,17 +89,112 @@ def test_labels_are_legal_and_the_positions_consistent():
         assert not opponent_hand[decoded["hand"]].any()
 
 
+def test_labels_carry_the_searchs_values_their_stderr_and_its_value(monkeypatch):
+    """``stderr`` is every legal action's rollout scores' std / sqrt(count), recomputed
+    here from the scores the search drew (captured at ``scores_of``); ``value`` the mean
+    score of the search's move; the particle filter (the default) labels."""
+    import agents.search as S
+
+    drawn: list[np.ndarray] = []
+    monkeypatch.setattr(S, "scores_of", lambda *a, **k: spy_scores(drawn, *a, **k))
+    data = label(0, 2, labeller={"rollouts": 16}, opponents={"heuristic": 1.0})
+    n = len(data["action"])
+    assert n > 5 and len(drawn) == n  # one search per label, no other
+    for key, shape in (("values", (n, 58)), ("stderr", (n, 58)), ("value", (n,)),
+                       ("belief", (n, NUM_CARDS))):
+        assert data[key].shape == shape and data[key].dtype == np.float32, key
+    single = 0
+    for i, scores in enumerate(drawn):
+        legal = np.flatnonzero(data["mask"][i])
+        count = max(1, 16 // len(legal))
+        scores = scores.reshape(count, len(legal))
+        expected = (scores.std(axis=0, ddof=1) / np.sqrt(count) if count > 1
+                    else np.full(len(legal), np.nan))
+        single += count == 1
+        np.testing.assert_allclose(data["stderr"][i, legal], expected, rtol=1e-5)
+        np.testing.assert_allclose(data["values"][i, legal], scores.mean(axis=0), rtol=1e-5)
+        assert data["value"][i] == data["values"][i, data["search"][i]]
+    illegal = data["mask"] == 0
+    assert np.isnan(data["stderr"][illegal]).all()
+    assert (data["stderr"][~illegal & ~np.isnan(data["stderr"])] >= 0).all()
+    assert (data["stderr"][~illegal] > 0).any() and single < n
+
+
+def spy_scores(drawn: list, *args, **kwargs) -> np.ndarray:
+    from agents.mc import scores_of
+
+    out = scores_of(*args, **kwargs)
+    drawn.append(out.copy())
+    return out
+
+
+def test_label_beliefs_are_the_particle_filters_card_marginals():
+    """At four players: per card at most 1 over the three opponents, none on the
+    network's own cards, and each opponent's row sums to its hand size."""
+    rules4 = Rules.from_options(num_players=4).to_dict()
+    data = EI.label_games(EI.LabelJob(5, 0, rules4, str(ROOT / "models" / "ppo_4p_v2.zip"),
+                                      {"heuristic": 1}, {"rollouts": 16}), 0, 1)
+    assert data["belief"].shape == (len(data["action"]), 3 * NUM_CARDS) and len(data["action"])
+    belief = data["belief"].reshape(-1, 3, NUM_CARDS)
+    assert (belief >= 0).all() and (belief.sum(axis=1) <= 1 + 1e-5).all()
+    for obs, row in zip(data["obs"], belief):
+        decoded = decode_observation(obs, num_players=4)
+        assert not row[:, decoded["hand"]].any()
+        np.testing.assert_allclose(row.sum(axis=1), decoded["hand_sizes"][1:], atol=1e-3)
+
+
+def test_labels_resume_per_chunk_after_an_interruption(tmp_path, monkeypatch):
+    """A run stopped after its first chunk labels only the other two on a rerun, and the
+    chunks make the arrays of one uninterrupted call."""
+    monkeypatch.setattr(EI, "GAME_CHUNK", 1)
+    the_job = job(labeller={"rollouts": 16})
+    calls = []
+    real = EI._label_chunk
+
+    def stopped_after_one(unit):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(unit[1])
+        return real(unit)
+
+    monkeypatch.setattr(EI, "_label_chunk", stopped_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        EI.label_chunks(the_job, 3, tmp_path / "labels", workers=1)
+    assert sorted(p.name for p in (tmp_path / "labels").glob("*.npz")) == [
+        "games_0000000-0000001.npz"]
+
+    def recorded(unit):
+        calls.append(unit[1])
+        return real(unit)
+
+    monkeypatch.setattr(EI, "_label_chunk", recorded)
+    paths = EI.label_chunks(the_job, 3, tmp_path / "labels", workers=1)
+    assert calls == [0, 1, 2]  # chunk 0 once, then only the missing 1 and 2
+    resumed = EI.load_chunks(paths)
+    whole = EI.label_games(the_job, 0, 3)
+    assert resumed.keys() == whole.keys()
+    for key, value in whole.items():
+        np.testing.assert_array_equal(resumed[key], value, key)
+
+
+def test_a_labels_directory_refuses_another_jobs_labels(tmp_path):
+    EI.label_chunks(job(), 0, tmp_path)
+    EI.label_chunks(job(), 0, tmp_path)  # the same job resumes
+    with pytest.raises(ConfigError, match="labeller"):
+        EI.label_chunks(job(labeller={"rollouts": 64}), 0, tmp_path)
+
+
 def test_ray_tasks_label_the_same_positions(tmp_path, monkeypatch):
     """An iteration's labels as Ray tasks equal the local ones (chunks of 2 games)."""
     import ray
     monkeypatch.setattr(EI, "GAME_CHUNK", 2)
     cfg = ei_config(tmp_path, "games=4", "labeller.rollouts=8", f"init_policy={POLICY_2P}")
     ppo_cfg = EI.ppo_config(cfg)
-    local = EI.label_iteration(cfg, ppo_cfg, 0, POLICY_2P)
+    local = EI.label_iteration(cfg, ppo_cfg, 0, POLICY_2P, tmp_path / "local")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = EI.label_iteration({**cfg, "backend": "ray", "workers": 2}, ppo_cfg, 0,
-                                    POLICY_2P)
+                                    POLICY_2P, tmp_path / "ray")
     finally:
         ray.shutdown()
     for key, value in local.items():
@@ -109,18 +208,33 @@ def test_expert_iteration_end_to_end_with_resume(tmp_path, monkeypatch):
     run_dir = Path(first["run_dir"])
     assert first["iterations"] == 1 and not (run_dir / "iter_0" / "data.npz").exists()
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+    monkeypatch.setattr(EI, "GAME_CHUNK", 1)
+    real, calls = EI._label_chunk, []
 
-    monkeypatch.setattr(EI, "label_iteration", interrupted)
+    def stopped_after_one(unit):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(unit[1])
+        return real(unit)
+
+    monkeypatch.setattr(EI, "_label_chunk", stopped_after_one)
     stopped = EI.run(resume=run_dir, overrides=["iterations=2"], verbose=False)
     assert stopped["status"] == "interrupted"
     state = json.loads((run_dir / "state.json").read_text())
     assert (state["iteration"], state["stage"]) == (1, "label")
-    monkeypatch.undo()
+    assert [p.name for p in (run_dir / "iter_1" / "labels").glob("*.npz")] == [
+        "games_0000000-0000001.npz"]
 
+    def recorded(unit):
+        calls.append(unit[1])
+        return real(unit)
+
+    monkeypatch.setattr(EI, "_label_chunk", recorded)
     summary = EI.run(resume=run_dir, verbose=False)  # iterations=2 was saved with the resume
+    assert calls == [0, 1, 2]  # the resumed stage labelled only the two missing chunks
+    monkeypatch.undo()
     assert summary["status"] == "finished" and summary["iterations"] == 2
+    assert not (run_dir / "iter_1" / "labels").exists()  # the chunks are in data.npz
     rows = [json.loads(line) for line in (run_dir / "progress.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [0, 1]
     assert rows[1]["label_positions"] > 0 and "random" in rows[1]["eval"]
@@ -195,8 +309,8 @@ def test_bad_init_policy_or_data_is_refused_before_the_run_directory(tmp_path, e
 
 def test_pretrain_data_of_another_table_is_refused(tmp_path):
     rules4 = Rules.from_options(num_players=4).to_dict()
-    data = EI.label_games(0, 0, 0, 1, rules4, str(ROOT / "models" / "ppo_4p_v2.zip"),
-                          {"heuristic": 1}, {"rollouts": 8})
+    data = EI.label_games(EI.LabelJob(0, 0, rules4, str(ROOT / "models" / "ppo_4p_v2.zip"),
+                                      {"heuristic": 1}, {"rollouts": 8}), 0, 1)
     np.savez(tmp_path / "d4.npz", **data)
     with pytest.raises(ConfigError, match="entries"):
         ppo_run(tiny_config(tmp_path, f"pretrain.data=[{tmp_path / 'd4.npz'}]"), verbose=False)

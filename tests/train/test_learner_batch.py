@@ -17,7 +17,6 @@ from train.vector.learner_batch import (
     NUM_ACTIONS,
     AgentPolicy,
     LearnerBatch,
-    _batched_panel,
     name_of,
 )
 
@@ -162,8 +161,6 @@ def test_the_names_a_match_reports_for_its_opponents():
     assert name_of(AgentPolicy(Named())) == "named"
     assert name_of(a_function) == "a_function"
     assert name_of(nameless) == repr(nameless)
-    panel = _batched_panel()
-    assert panel and not panel & {"heuristic", "greedy", "ppo_v2", "mc"}
 
 
 def test_other_agents_come_from_the_bot_factory_or_the_tables_agents():

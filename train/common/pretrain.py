@@ -60,19 +60,19 @@ class RowByRow:
 
 
 def make_teacher(name: str, rules: dict, seed: int) -> Teacher:
-    """The batched teacher ``name`` at the table of ``rules``: the heuristic's numba port
-    (the same choices, ~100x faster) when numba is installed, else the bot row by row."""
+    """The batched teacher ``name`` at the table of ``rules``: its ``agents.registry``
+    port where that plays observation rows (the heuristic's numba port: the same choices,
+    ~100x faster) and numba is installed, else the bot row by row."""
     import agents
+    from agents.registry import batched_port, has_port
 
-    if name == "heuristic":
+    if has_port(name, rows=True):
+        from pis_env import Rules
+
         try:
-            from agents.heuristic.batched import HeuristicPolicy
+            return batched_port(name, 1, Rules.from_options(**rules), seed)
         except ImportError:  # numba (the 'fast' extra) missing: the Python bot below
             pass
-        else:
-            from pis_env import Rules
-
-            return HeuristicPolicy(1, Rules.from_options(**rules))
     return RowByRow(agents.make_for_table(name, rules, seed=seed))
 
 

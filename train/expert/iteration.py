@@ -36,7 +36,9 @@ Each iteration ``k`` (``iter_<k>/`` in the run directory):
 ``state.json`` records each finished stage and ``progress.jsonl`` one line per iteration
 (positions, how often the network already agreed with the search, seconds, evaluation).
 ``--resume RUN_DIR`` continues where the run stopped (an interrupted PPO stage resumes
-from its checkpoint; an interrupted labelling stage starts that stage again). At the end
+from its checkpoint; an interrupted labelling stage labels only the chunks of
+``GAME_CHUNK`` games it had not written yet to ``iter_<k>/labels/``, which make the same
+``data.npz`` as an uninterrupted stage). At the end
 ``policy.zip`` / ``policy.pt`` in the run directory are the last iteration's policy
 (``--save-to PATH`` copies them). ``max_minutes`` stops starting new iterations once
 that much time has been spent.
@@ -50,7 +52,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,7 @@ import yaml
 
 from agents.search import DEFAULT_DETERMINIZE, MODES
 from pis_env import LAYOUT_VERSIONS
+from pis_env.cards import NUM_CARDS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.shipped import shipped_dir
 from train.common.schema import (
@@ -176,12 +179,37 @@ def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None 
 
 
 # ---------------------------------------------------------------------- stage 1: labels
-def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
-                policy: str, opponents: dict[str, float], labeller: dict,
-                sample: bool = True, win_bonus: float = 0.0, gamma: float = 1.0,
-                target: str = "improve", margin: float = 10.0,
-                env_version: int = 0) -> dict[str, np.ndarray]:
-    """Games ``start..stop-1`` of iteration ``iteration``, labelled by the search.
+@dataclass(frozen=True)
+class LabelJob:
+    """What every chunk of one labelling run shares (``label_games``'s settings): one
+    picklable value that ``map_chunks`` sends to a worker with the chunk's game range.
+
+    ``seed`` and ``iteration`` seed every game; ``rules`` the table (``pis_env`` options);
+    ``policy`` the network's policy file; ``opponents`` the mix the other seats are drawn
+    from (``self``: the network); ``labeller`` the search's keywords (``agents.search``);
+    ``sample`` whether the network samples; ``win_bonus`` and ``gamma`` shape ``returns``;
+    ``target`` and ``margin`` the label; ``env_version`` the table's observation layout."""
+
+    seed: int
+    iteration: int
+    rules: dict
+    policy: str
+    opponents: dict
+    labeller: dict
+    sample: bool = True
+    win_bonus: float = 0.0
+    gamma: float = 1.0
+    target: str = "improve"
+    margin: float = 10.0
+    env_version: int = 0
+
+    def settings(self) -> dict:
+        """The job as plain data (what a labels directory records, to refuse mixing)."""
+        return json.loads(json.dumps(asdict(self)))
+
+
+def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
+    """Games ``start..stop-1`` of ``job`` (its iteration), labelled by the search.
 
     Game ``g`` deals the tournament's duplicate deck ``(seed * 1000 + iteration, g)``;
     the network (``policy``, a saved policy file) sits in seat ``g % n`` and the other
@@ -194,13 +222,34 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
     ``"improve"`` the search's move where its score beats the network's argmax by more
     than ``margin``, else the argmax, so that the network keeps what it does no worse
     and learns only the search's clear corrections),
-    ``values`` (the search's mean score of every action, NaN where illegal),
+    ``values`` (float32 [N, 58]: the search's mean score of every action, NaN where
+    illegal), ``stderr`` (float32 [N, 58]: each mean's standard error, its rollouts'
+    sample standard deviation / sqrt(count); NaN where illegal, and where an action had a
+    single rollout), ``value`` (float32 [N]: the search's value of the position, the mean
+    score of the action it chose), ``belief`` (float32 [N, (n-1) * 52]: the search's
+    card-location marginals, ``SearchAgent.belief`` flattened: column ``k * 52 + c`` is the
+    probability that the opponent ``k + 1`` seats after the network holds card ``c``; with
+    ``determinize="particles"`` the particle filter's, with the other modes the belief
+    their determinizations are dealt from),
     ``returns`` (the seat's final reward plus ``win_bonus`` times its win share,
     discounted by ``gamma`` per later decision), ``game`` and ``seat``.
 
+    **The unit of ``values``, ``stderr`` and ``value``** is the search's own
+    (``agents.mc.scores_of``, as ``agents.mc.deal_score``): at a one-deal table
+    ``v = d + B * w``, with ``d`` the deal's charge differential from the network's seat
+    (the others' mean charge minus its own, in card points), ``w`` its win share (+1 for
+    the winner, -1 for the loser at two players) and ``B`` the labeller's ``win_bonus``
+    (``agents.search.DEFAULT_WIN_BONUS``, 1,000 points, unless ``labeller`` sets it); at
+    a match table (``num_deals > 1``, ``match_aware``) 100 x the expected share of the
+    match win instead. The charges are the tie-breaker (``|d|`` is a hand's card points,
+    far below ``B``), so ``v / B`` is the expected win share to within ``|d| / B``: a value
+    head in the learner's rewards (``returns``: the charge differential plus its own
+    ``win_bonus`` x ``w``) reads ``v`` through that.
+
     The table is ``pis_yedili_v<env_version>``: ``obs`` has its layout, which the
-    network must read (a ``PolicyLoadError`` otherwise); every other seat is shown the
-    layout its bot was built for (a v0 network opponent at a v1 table)."""
+    network must read (a ``PolicyLoadError`` otherwise); every other seat, and the
+    search, is shown the layout its bot was built for (a v0 network opponent at a v1
+    table; the particle filter's search the v1 event log at a v0 table)."""
     from agents import make, make_for_table
     from agents.ppo import check_layout
     from agents.tournament import deal_setup, env_seed
@@ -208,24 +257,25 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
     from pis_env.privileged import privileged_features
     from train.common.league import table_env_class, win_share
 
-    n = int(rules["num_players"])
-    env = table_env_class(env_version)(**rules)
+    rules, n = job.rules, int(job.rules["num_players"])
+    env = table_env_class(job.env_version)(**rules)
     names = env.possible_agents
     table = {k: v for k, v in rules.items() if k != "illegal_action"}
-    network = make("ppo", path=policy, num_players=n, deterministic=not sample)
-    check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(policy),
-                 layout_version=env_version)
+    network = make("ppo", path=job.policy, num_players=n, deterministic=not job.sample)
+    check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(job.policy),
+                 layout_version=job.env_version)
     encoders: dict = {}
-    search = make("search", num_players=n, rules=table, **labeller)
-    bot_names = list(opponents)
-    weights = np.asarray([opponents[b] for b in bot_names], float)
+    search = make("search", num_players=n, rules=table, **job.labeller)
+    searched = getattr(search, "layout_version", job.env_version)
+    bot_names = list(job.opponents)
+    weights = np.asarray([job.opponents[b] for b in bot_names], float)
     weights /= weights.sum()
-    deal_seed = seed * 1000 + iteration
+    deal_seed = job.seed * 1000 + job.iteration
     rows: dict[str, list] = {k: [] for k in ("obs", "mask", "privileged", "search", "own",
-                                             "behaviour", "values", "returns", "game",
-                                             "seat")}
+                                             "behaviour", "values", "stderr", "belief",
+                                             "returns", "game", "seat")}
     for g in range(start, stop):
-        rng = np.random.default_rng([seed, iteration, g])
+        rng = np.random.default_rng([job.seed, job.iteration, g])
         seat = g % n
         seats = []
         for s in range(n):
@@ -235,12 +285,14 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
             name = bot_names[int(rng.choice(len(bot_names), p=weights))]
             bot_seed = int(rng.integers(2**31))
             if name == "self":
-                seats.append(make("ppo", path=policy, num_players=n, seed=bot_seed,
-                                  deterministic=not sample))
+                seats.append(make("ppo", path=job.policy, num_players=n, seed=bot_seed,
+                                  deterministic=not job.sample))
             else:
                 seats.append(make_for_table(name, table, seed=bot_seed))
         network.reset(seed=int(rng.integers(2**31)))
-        search.reset(seed=int(rng.integers(2**31)))
+        # a new game, new opponents: what the particle filter learnt of the last game's
+        # opponents goes (it would also make a chunk's labels depend on the chunking)
+        search.reset(seed=int(rng.integers(2**31)), opponents_changed=True)
         deck, dealer = deal_setup(deal_seed, g, n)
         env.reset(seed=env_seed(deal_seed, g), options={"deck": deck, "dealer": dealer})
         game = env.game
@@ -249,67 +301,163 @@ def label_games(seed: int, iteration: int, start: int, stop: int, rules: dict,
         while not game.deal_over:
             s = game.current
             if s != seat:
-                version = getattr(seats[s], "layout_version", env_version)
+                version = getattr(seats[s], "layout_version", job.env_version)
                 env.step(seats[s].act(seat_observation(env, s, version, encoders)))
             else:
                 o = env.observe(names[s])
-                label = search.advise(o)
+                # the search sees the layout it was built for, as at a tournament (the
+                # particle filter reads v1's exact public events)
+                seen = seat_observation(env, s, searched, encoders)
+                label = search.advise(seen)
                 played = network.act(o)
-                search.played(played)
                 if int(o["action_mask"].sum()) > 1:
                     own = network.policy.act(o["observation"], o["action_mask"])
                     values = np.full(NUM_ACTIONS, np.nan, np.float32)
+                    stderr = np.full(NUM_ACTIONS, np.nan, np.float32)
                     for a, v in search.last_values.items():
                         values[a] = v
+                        stderr[a] = search.last_stderr[a]
+                    # the belief the search dealt its worlds from (before ``played``)
+                    belief = search.belief(search.decode(seen)).astype(np.float32).ravel()
                     for key, value in (("obs", o["observation"]), ("mask", o["action_mask"]),
                                        ("privileged", privileged_features(game, seat)),
                                        ("search", label), ("own", own), ("behaviour", played),
-                                       ("values", values), ("game", g), ("seat", seat)):
+                                       ("values", values), ("stderr", stderr),
+                                       ("belief", belief), ("game", g), ("seat", seat)):
                         rows[key].append(value)
+                search.played(played)
                 env.step(played)
             reward += float(env.rewards[names[seat]])
         charges = [int(game.charges[(seat + k) % n]) for k in range(n)]
-        final = reward + win_bonus * win_share(charges)
+        final = reward + job.win_bonus * win_share(charges)
         count = len(rows["game"]) - first
-        rows["returns"] += [final * gamma ** (count - 1 - i) for i in range(count)]
+        rows["returns"] += [final * job.gamma ** (count - 1 - i) for i in range(count)]
     size = env.observation_space(names[0])["observation"].shape[0]
     values = np.asarray(rows["values"], np.float32).reshape(-1, NUM_ACTIONS)
     chosen, own = (np.asarray(rows[k], np.int16) for k in ("search", "own"))
     index = np.arange(len(own))
-    better = values[index, chosen] - values[index, own] > margin
+    better = values[index, chosen] - values[index, own] > job.margin
     return {
         "obs": np.asarray(rows["obs"], np.float32).reshape(-1, size),
         "mask": np.asarray(rows["mask"], np.int8).reshape(-1, NUM_ACTIONS),
         "privileged": np.asarray(rows["privileged"], np.float32).reshape(len(own), -1),
-        "action": chosen if target == "search" else np.where(better, chosen, own),
+        "action": chosen if job.target == "search" else np.where(better, chosen, own),
         "search": chosen,
         "own": own,
         "behaviour": np.asarray(rows["behaviour"], np.int16),
         "values": values,
+        "stderr": np.asarray(rows["stderr"], np.float32).reshape(-1, NUM_ACTIONS),
+        "value": values[index, chosen],
+        "belief": np.asarray(rows["belief"], np.float32).reshape(-1, (n - 1) * NUM_CARDS),
         "returns": np.asarray(rows["returns"], np.float32),
         "game": np.asarray(rows["game"], np.int32),
         "seat": np.asarray(rows["seat"], np.int8),
     }
 
 
-def _label_unit(unit: tuple) -> dict[str, np.ndarray]:
-    return label_games(*unit)
+def _label_chunk(unit: tuple[LabelJob, int, int]) -> tuple[int, dict[str, np.ndarray]]:
+    job, start, stop = unit
+    return start, label_games(job, start, stop)
+
+
+def chunk_path(directory: Path, start: int, stop: int) -> Path:
+    """The file of games ``start..stop-1`` in a labels directory."""
+    return Path(directory) / f"games_{start:07d}-{stop:07d}.npz"
+
+
+def label_chunks(job: LabelJob, games: int, directory: str | Path, backend: str = "local",
+                 workers: int | None = None, address: str | None = None, threads: int = 1,
+                 say=None) -> list[Path]:
+    """Labels games ``0..games-1`` of ``job`` in chunks of ``GAME_CHUNK``, each written to
+    its own file in ``directory`` (``chunk_path``; atomically: a temp name, then a rename)
+    as soon as it is done, and returns the chunk files in game order.
+
+    Why: a labelling run takes hours and a job may be killed at any time; a rerun skips
+    the chunks already on disk and labels only the missing ones, and as every game draws
+    its random numbers from ``(seed, iteration, g)`` the result is the one an
+    uninterrupted run gives. ``directory/job.json`` records the job; a rerun with other
+    settings (more ``games`` aside) is a ``ConfigError``, so two jobs' labels never mix.
+    ``say`` (e.g. ``print``) gets a progress line per chunk: labels so far and the rate."""
+    from train.common.checkpoint import atomic_write_text
+    from train.expert.search_data import map_chunks
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    record = directory / "job.json"
+    settings = job.settings()
+    if record.is_file():
+        before = json.loads(record.read_text(encoding="utf-8"))
+        changed = sorted(k for k in set(before) | set(settings)
+                         if before.get(k) != settings.get(k))
+        if changed:
+            raise ConfigError(f"{directory} holds labels of another job ({', '.join(changed)}"
+                              f" differ: {before.get(changed[0])!r} there, "
+                              f"{settings.get(changed[0])!r} now); use another directory")
+    else:
+        atomic_write_text(record, json.dumps(settings, indent=1) + "\n")
+    ranges = [(s, min(s + GAME_CHUNK, games)) for s in range(0, games, GAME_CHUNK)]
+    paths = [chunk_path(directory, a, b) for a, b in ranges]
+    todo = [(job, a, b) for (a, b), path in zip(ranges, paths) if not path.is_file()]
+    done = {"labels": 0, "new": 0, "chunks": len(ranges) - len(todo)}
+    if say is not None and done["chunks"]:
+        for path in paths:
+            if path.is_file():
+                with np.load(path) as data:
+                    done["labels"] += len(data["action"])
+        say(f"{directory}: {done['chunks']} of {len(ranges)} chunks ({done['labels']:,} "
+            f"labels) already there; labelling the other {len(todo)}")
+    t0 = time.perf_counter()
+
+    def write(out: tuple[int, dict[str, np.ndarray]]) -> int:
+        start, data = out
+        path = chunk_path(directory, start, min(start + GAME_CHUNK, games))
+        tmp = path.with_name(path.stem + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **data)
+        tmp.replace(path)
+        count = len(data["action"])
+        done["new"] += count
+        done["labels"] += count
+        done["chunks"] += 1
+        if say is not None:
+            rate = done["new"] / max(time.perf_counter() - t0, 1e-9)
+            say(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {path.name}: {count} labels; "
+                f"{done['chunks']}/{len(ranges)} chunks, {done['labels']:,} labels so far, "
+                f"{rate:.2f} labels/s this run")
+        return count
+
+    if todo:
+        map_chunks(_label_chunk, todo, backend, workers, address, threads, each=write)
+    return paths
+
+
+def load_chunks(paths: list[Path]) -> dict[str, np.ndarray]:
+    """The chunk files' arrays concatenated in order."""
+    parts = []
+    for path in paths:
+        with np.load(path) as data:
+            parts.append({k: data[k] for k in data.files})
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def label_job(cfg: dict, ppo_cfg: dict, iteration: int, policy: str) -> LabelJob:
+    """The ``LabelJob`` of an expert-iteration run's iteration."""
+    return LabelJob(seed=cfg["seed"], iteration=iteration, rules=ppo_cfg["rules"],
+                    policy=policy, opponents=cfg["opponents"], labeller=cfg["labeller"],
+                    sample=cfg["sample"], win_bonus=float(ppo_cfg["win_bonus"]),
+                    gamma=float(ppo_cfg["ppo"]["gamma"]), target=cfg["target"],
+                    margin=float(cfg["margin"]), env_version=int(ppo_cfg["env_version"]))
 
 
 def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
-                    threads: int = 1) -> dict[str, np.ndarray]:
-    """Every game of one iteration, in chunks of ``GAME_CHUNK`` on ``cfg``'s backend."""
-    from train.expert.search_data import map_chunks
-
-    games = cfg["games"]
-    units = [(cfg["seed"], iteration, s, min(s + GAME_CHUNK, games), ppo_cfg["rules"],
-              policy, cfg["opponents"], cfg["labeller"], cfg["sample"],
-              float(ppo_cfg["win_bonus"]), float(ppo_cfg["ppo"]["gamma"]), cfg["target"],
-              float(cfg["margin"]), int(ppo_cfg["env_version"]))
-             for s in range(0, games, GAME_CHUNK)]
-    parts = map_chunks(_label_unit, units, cfg["backend"], cfg["workers"], cfg["address"],
-                       threads)
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+                    directory: str | Path, threads: int = 1,
+                    say=None) -> dict[str, np.ndarray]:
+    """Every game of one iteration, in chunks of ``GAME_CHUNK`` on ``cfg``'s backend,
+    each chunk a file in ``directory`` (``label_chunks``: a rerun labels only the missing
+    ones), concatenated."""
+    job = label_job(cfg, ppo_cfg, iteration, policy)
+    return load_chunks(label_chunks(job, cfg["games"], directory, cfg["backend"],
+                                    cfg["workers"], cfg["address"], threads, say))
 
 
 # ---------------------------------------------------------------------- the run
@@ -448,7 +596,8 @@ def _iterate(r: Run, t_start: float, say) -> dict:
             t0 = time.time()
             say(f"iteration {k}: labelling {cfg['games']} games with search "
                 f"({cfg['labeller']['rollouts']} rollouts) at {policy}")
-            data = label_iteration(cfg, ppo_config(cfg), k, policy)
+            chunks = it_dir / "labels"
+            data = label_iteration(cfg, ppo_config(cfg), k, policy, chunks, say=say)
             tmp = it_dir / "data.tmp.npz"
             np.savez_compressed(tmp, **data)
             tmp.replace(it_dir / "data.npz")
@@ -462,6 +611,7 @@ def _iterate(r: Run, t_start: float, say) -> dict:
                 f"network's move was the search's at {agree:.1%} of them, the label differs "
                 f"from it at {changed:.1%}")
             r.save_state(stage="train", seconds=time.time() - t_start)
+            shutil.rmtree(chunks, ignore_errors=True)  # data.npz holds them all
         if r.state["stage"] == "train":
             data = [str(r.iteration_dir(j) / "data.npz")
                     for j in range(max(0, k - cfg["window"] + 1), k + 1)
@@ -553,7 +703,8 @@ def _main(args: argparse.Namespace, prog: str) -> int:
     return 0
 
 
-__all__ = ["ExpertIterationConfig", "label_games", "label_iteration", "load_config", "run"]
+__all__ = ["ExpertIterationConfig", "LabelJob", "chunk_path", "label_chunks", "label_games",
+           "label_iteration", "label_job", "load_chunks", "load_config", "run"]
 
 if __name__ == "__main__":
     sys.exit(main())

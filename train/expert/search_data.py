@@ -32,8 +32,9 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -128,18 +129,32 @@ def _label_unit(unit):
 
 
 def map_chunks(fn, units: list, backend: str, workers: int | None, address: str | None,
-         threads: int) -> list:
-    """``[fn(u) for u in units]`` in this process, a local pool or Ray tasks, in order."""
+               threads: int, each: Callable[[Any], Any] | None = None) -> list:
+    """``[fn(u) for u in units]`` in this process, a local pool or Ray tasks, in order.
+
+    ``each``, if given, is called here with every result as soon as it arrives (in
+    completion order) and what it returns is kept instead: a caller that writes each
+    result to disk keeps a stopped run's finished chunks, and not every chunk in memory."""
     from agents.tournament.ray_backend import RaySession, check_backend
 
     check_backend(backend, address)
+    results: dict[int, Any] = {}
+
+    def keep(out: tuple[int, Any]) -> None:
+        i, value = out
+        results[i] = each(value) if each is not None else value
+
     if backend == "ray":
         with RaySession(address) as session:
-            return session.map(fn, units, workers, pin_threads, (threads,))
+            session.run_unordered(list(enumerate(units)), _Indexed(fn), keep, workers,
+                                  pin_threads, (threads,))
+        return [results[i] for i in range(len(units))]
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(units) <= 1:
         pin_threads(threads)
-        return [fn(u) for u in units]
+        for i, unit in enumerate(units):
+            keep((i, fn(unit)))
+        return [results[i] for i in range(len(units))]
     import multiprocessing as mp
 
     # forkserver, not fork: the caller may hold threads (torch's, Ray's grpc client after a
@@ -148,7 +163,21 @@ def map_chunks(fn, units: list, backend: str, workers: int | None, address: str 
     context = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods()
                              else None)
     with context.Pool(min(workers, len(units)), _init_pool_worker, (threads,)) as pool:
-        return pool.map(fn, units, chunksize=1)
+        for out in pool.imap_unordered(_Indexed(fn), list(enumerate(units)), chunksize=1):
+            keep(out)
+    return [results[i] for i in range(len(units))]
+
+
+class _Indexed:
+    """``(i, unit) -> (i, fn(unit))``, picklable: results that arrive out of order find
+    their place."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def __call__(self, item: tuple[int, Any]) -> tuple[int, Any]:
+        i, unit = item
+        return i, self.fn(unit)
 
 
 def _init_pool_worker(threads: int) -> None:

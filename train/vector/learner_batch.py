@@ -16,7 +16,8 @@ imports neither stable-baselines3 nor Ray (torch only when a ``ppo:`` opponent i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -56,14 +57,6 @@ class AgentPolicy:
 
     def __repr__(self) -> str:
         return f"AgentPolicy({self.name!r})"
-
-
-def _batched_panel() -> set[str]:
-    """The opponent panel's model-set bots that have a numba port, but for ``heuristic``,
-    ``greedy`` and the networks, which have their own batched policies here."""
-    from agents.panel import MODEL_SET, NOT_BATCHED
-
-    return set(MODEL_SET) - set(NOT_BATCHED) - {"heuristic", "greedy", "ppo_v2"}
 
 
 def name_of(opponent) -> str:
@@ -134,13 +127,52 @@ def _mix_items(mix: Mapping | Sequence[tuple[Any, float]] | None) -> list[tuple[
 
 
 # ---------------------------------------------------------------------- the core
+@dataclass(frozen=True)
+class Learner:
+    """The learner's seat of a batched table: where it sits (``seat``: a seat, or ``None``
+    / ``"random"``, drawn for every match), what it sees (``features``, ``privileged``,
+    ``layout_version``), which moves it is asked for (``skip_forced``) and what a won
+    match adds to its reward (``win_bonus``). :class:`LearnerBatch` documents each.
+
+    Why one object: the three vector envs over the batched engine (SB3's, gymnasium's,
+    RLlib's) pass these six settings through to :class:`LearnerBatch` unchanged; as one
+    object they travel as one argument. The same names as keywords
+    (``learner_seat=``, ``features=``, ...; :data:`Learner.SHORTHAND`) are read into it."""
+
+    #: The keyword of each field, as the vector envs and ``make_vec`` take them.
+    SHORTHAND: ClassVar[dict[str, str]] = {
+        "learner_seat": "seat", "features": "features", "skip_forced": "skip_forced",
+        "win_bonus": "win_bonus", "privileged": "privileged",
+        "layout_version": "layout_version"}
+    seat: int | str | None = 0
+    features: Sequence[str] = ("obs",)
+    skip_forced: bool = False
+    win_bonus: float = 0.0
+    privileged: bool = False
+    layout_version: int = 0
+
+    @classmethod
+    def resolve(cls, learner: Learner | None,
+                options: Mapping[str, Any]) -> tuple[Learner, dict[str, Any]]:
+        """``(learner, rest)``: ``learner``, or one read from the shorthand keywords of
+        ``options``; ``rest`` the other options (the rules'). Both at once is a
+        ``ValueError``."""
+        rest = dict(options)
+        given = {field: rest.pop(key) for key, field in cls.SHORTHAND.items() if key in rest}
+        if learner is not None and given:
+            raise ValueError(f"learner given as an object and "
+                             f"{', '.join(k for k in cls.SHORTHAND if k in options)} as "
+                             "keywords: give one or the other")
+        return (learner if learner is not None else cls(**given)), rest
+
+
 class LearnerBatch:
     """``num_envs`` games of :class:`BatchedEnv`, one learner seat each (module docstring).
 
     ``LearnerBatch(num_envs, rules=None, *, opponent="random", opponent_mix=None,
-    mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
-    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, layout_version=0,
-    **rules_options)``
+    mix_per="seat", learner=Learner(), seed=None, bot_factory=None, **rules_options)``,
+    the :class:`Learner`'s fields also as keywords (``learner_seat=0, features=("obs",),
+    skip_forced=False, win_bonus=0.0, privileged=False, layout_version=0``)
 
     * ``rules``: a ``Rules``, a dict of options, or ``None`` (options as keywords).
     * ``opponent``: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"ppo:PATH"`` (a
@@ -168,11 +200,14 @@ class LearnerBatch:
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
                  opponent: Any = "random", opponent_mix: Mapping | None = None,
-                 mix_per: str = "seat", learner_seat: int | str | None = 0,
-                 features: Sequence[str] = ("obs",), skip_forced: bool = False,
-                 win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
-                 bot_factory: Callable[[str], Any] | None = None, layout_version: int = 0,
+                 mix_per: str = "seat", learner: Learner | None = None,
+                 seed: int | None = None, bot_factory: Callable[[str], Any] | None = None,
                  **options):
+        learner, options = Learner.resolve(learner, options)
+        learner_seat, features, skip_forced, win_bonus, privileged, layout_version = (
+            learner.seat, learner.features, learner.skip_forced, learner.win_bonus,
+            learner.privileged, learner.layout_version)
+        self.learner = learner
         if rules is None:
             rules = Rules.from_options(**options)
         elif isinstance(rules, Mapping):
@@ -230,34 +265,26 @@ class LearnerBatch:
                 return opponent
             bot = self._bots.get(opponent)
             if bot is None:
-                if opponent.startswith("ppo:") and self._bot_factory is None:
-                    # a policy file: batched (one forward pass), argmax as PPOAgent plays
-                    bot = TorchPolicy.from_file(opponent[4:], self.num_players,
-                                                self.rules.num_deals, deterministic=True,
-                                                name=opponent)
-                elif opponent == "greedy":
-                    from agents.greedy.batched import GreedyPolicy
-
-                    bot = GreedyPolicy()
-                elif opponent == "heuristic" and self._bot_factory is None:
-                    # the numba port of agents.heuristic: same choices, ~100x faster
-                    from agents.heuristic.batched import HeuristicPolicy
-
-                    bot = HeuristicPolicy(1, self.rules)
-                elif opponent in _batched_panel() and self._bot_factory is None:
-                    # a model-set style of the opponent panel, on its numba port
-                    from agents.panel import batched_policy
-
-                    bot = batched_policy(opponent, 1, self.rules,
-                                         seed=int(self._panel_seed.integers(2**31)))
-                else:
-                    bot = AgentPolicy(self._make_bot(opponent), opponent)
+                bot = self._port(opponent) or AgentPolicy(self._make_bot(opponent), opponent)
                 self._bots[opponent] = bot
             return bot
         if not callable(opponent):
             raise ValueError(f"an opponent is 'random', 'greedy', an agent name or a "
                              f"callable policy(obs, masks) -> actions, got {opponent!r}")
         return opponent
+
+    def _port(self, name: str):
+        """The opponent's batched port (``agents.registry``: the numba ports of the
+        heuristic, greedy and the panel's styles, a policy file's one forward pass), or
+        ``None`` where it has none or a ``bot_factory`` builds the table's bots (then only
+        ``greedy``, which a factory never replaced, keeps its port)."""
+        from agents.registry import batched_port, has_port
+
+        if self._bot_factory is not None and name != "greedy":
+            return None
+        if not has_port(name):
+            return None
+        return batched_port(name, 1, self.rules, seed=int(self._panel_seed.integers(2**31)))
 
     def _make_bot(self, name: str):
         if self._bot_factory is not None:
@@ -410,5 +437,5 @@ class LearnerBatch:
         return int(self.env.decisions.sum())
 
 
-__all__ = ["AgentPolicy", "LearnerBatch", "MatchResults", "StepResult", "TorchPolicy",
+__all__ = ["AgentPolicy", "Learner", "LearnerBatch", "MatchResults", "StepResult", "TorchPolicy",
            "name_of", "privileged_rows_of_batch", "privileged_size"]

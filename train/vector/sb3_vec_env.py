@@ -61,6 +61,7 @@ from pis_env.rules import Rules
 from train.vector.learner_batch import (  # re-exported: they were defined here
     NUM_ACTIONS,
     AgentPolicy,
+    Learner,
     LearnerBatch,
     MatchResults,
     privileged_rows_of_batch,
@@ -75,24 +76,20 @@ class BatchedVecEnv(VecEnv):
     """``num_envs`` games of :class:`LearnerBatch` as an SB3 ``VecEnv`` (module docstring).
 
     ``BatchedVecEnv(num_envs, rules=None, *, opponent="random", opponent_mix=None,
-    mix_per="seat", learner_seat=0, features=("obs",), skip_forced=False,
-    win_bonus=0.0, privileged=False, seed=None, bot_factory=None, layout_version=0,
-    **rules_options)``: the arguments of :class:`train.vector.learner_batch.LearnerBatch`
-    (``layout_version=1``: the learner sees ``PisYedili-Events-v0``'s observation).
+    mix_per="seat", learner=None, seed=None, bot_factory=None, **rules_options)``: the
+    arguments of :class:`train.vector.learner_batch.LearnerBatch`, the learner's seat as
+    a ``Learner`` or its keywords (``layout_version=1``: the learner sees
+    ``PisYedili-Events-v0``'s observation).
     """
 
     def __init__(self, num_envs: int, rules: Rules | Mapping | None = None, *,
                  opponent: Any = "random", opponent_mix: Mapping | None = None,
-                 mix_per: str = "seat", learner_seat: int | str | None = 0,
-                 features: Sequence[str] = ("obs",), skip_forced: bool = False,
-                 win_bonus: float = 0.0, privileged: bool = False, seed: int | None = None,
-                 bot_factory: Callable[[str], Any] | None = None, layout_version: int = 0,
+                 mix_per: str = "seat", learner: Learner | None = None,
+                 seed: int | None = None, bot_factory: Callable[[str], Any] | None = None,
                  **options):
         self._core = LearnerBatch(
             num_envs, rules, opponent=opponent, opponent_mix=opponent_mix, mix_per=mix_per,
-            learner_seat=learner_seat, features=features, skip_forced=skip_forced,
-            win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory,
-            layout_version=layout_version, **options)
+            learner=learner, seed=seed, bot_factory=bot_factory, **options)
         self._pending_seed: int | None = None
         self.render_mode = None
         self.num_envs = num_envs

@@ -11,6 +11,7 @@ server's log).
 method   path                                    what
 =======  ======================================  ===========================================
 GET      ``/``                                   the page (``static/index.html``)
+GET      ``/favicon.ico``                        the page's icon (``static/favicon.ico``)
 GET      ``/api/config``                         table size, rules, bots offered, delay, ...
 POST     ``/api/games``                          new game ``{bots?, deck?, dealer?, seed?}``
 GET      ``/api/games/{id}?since=N``             the game as seat 0 sees it, log from move N
@@ -150,6 +151,12 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
     @app.get("/", include_in_schema=False)
     def index():
         return FileResponse(STATIC / "index.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        # Browsers ask for it by this path whatever the page links (a JSON answer opened
+        # in a tab, a bookmark): a 404 there only fills the log.
+        return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

@@ -15,7 +15,10 @@ policy file stops the server with a message before it serves anything; a game's 
 copies of these.
 
 Behind a reverse proxy, name the host and origin the browser uses (``--allow-host
-cards.example.com --allow-origin https://cards.example.com``); the limits
+cards.example.com --allow-origin https://cards.example.com``). ``--host 0.0.0.0`` (or
+``::``) listens on every address: the line printed then names the loopback address (a
+browser sends ``Host: 0.0.0.0`` to no server), the table answers to this machine's own
+names too, and a warning on stderr says it is open to the network; the limits
 (``--max-body-bytes``, ``--max-games``, ``--max-memory-mb``, ``--move-time-limit``, the
 per-session quotas, ``--request-deadline``, ``--max-connections``), ``--allow-arranged``
 and ``--show-bot-policy`` are described in docs/browser-table.md.
@@ -39,7 +42,9 @@ PROG = "pis-serve"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Play Pis Yedili in the browser.")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (127.0.0.1); 0.0.0.0 or :: opens the table to "
+                        "the network, answering to this machine's name and addresses")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--players", type=int, default=None,
                    help="players at the table, you included (default: the rules', else 2)")
@@ -177,13 +182,53 @@ def weigh(config, prototypes) -> dict[str, int]:
             for spec, agent in prototypes.items()}
 
 
+#: Addresses that mean "every address of this machine": no browser's ``Host``.
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def own_names() -> tuple[str, ...]:
+    """This machine's host name and the addresses it resolves to, and the address of the
+    interface its default route leaves by: what a browser elsewhere on the network puts in
+    ``Host`` when the table listens on every address. Each found in this machine's own
+    tables (a UDP socket's ``connect`` sends nothing); one that cannot be found is left
+    out."""
+    import socket
+
+    names: list[str] = []
+    try:
+        hostname = socket.gethostname()
+    except OSError:
+        hostname = ""
+    if hostname:
+        names.append(hostname)
+        try:
+            names += [info[4][0] for info in socket.getaddrinfo(hostname, None)]
+        except (OSError, UnicodeError):
+            pass
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))  # a documentation address: picks a route only
+                names.append(udp.getsockname()[0])
+        except OSError:
+            pass
+    return tuple(dict.fromkeys(n.split("%")[0] for n in names if n))
+
+
+def answered_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``Host`` names the app answers to besides the local ones: ``--allow-host``,
+    and ``--host``, or for an address of every interface (``0.0.0.0``, ``::``, which no
+    browser sends) this machine's own names (``own_names``)."""
+    own = own_names() if args.host in WILDCARDS else (args.host,)
+    return tuple(dict.fromkeys((*args.allow_host, *own)))
+
+
 def app_from_args(args: argparse.Namespace):
     """The app ``pis-serve`` serves for parsed arguments (``ValueError`` as ``build``)."""
     from agents.ui.web.app import create_app
 
     config, prototypes = build(args)
-    hosts = tuple(args.allow_host) + ((args.host,) if args.host not in ("0.0.0.0", "::")
-                                      else ())
+    hosts = answered_hosts(args)
     return create_app(config, prototypes, allowed_hosts=hosts,
                       allowed_origins=tuple(args.allow_origin),
                       max_body_bytes=args.max_body_bytes,
@@ -215,11 +260,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = app_from_args(args)
     except ValueError as e:
         return error_exit(PROG, str(e))
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Pis Yedili table: http://{host}:{args.port}/  (Ctrl-C stops the server)",
-          flush=True)
+    print(f"Pis Yedili table: {url(browsed_host(args.host), args.port)}  (Ctrl-C stops the "
+          "server)", flush=True)
+    if args.host in WILDCARDS:
+        print(open_warning(args, answered_hosts(args)), file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn_config(app, args)).run()
     return 0
+
+
+def browsed_host(host: str) -> str:
+    """The address a browser on this machine opens for a server listening on ``host``:
+    the loopback address for ``0.0.0.0``/``::`` (no browser's address: a page asked for
+    at ``http://0.0.0.0:PORT/`` would send ``Host: 0.0.0.0``, answered by no server)."""
+    if host in WILDCARDS:
+        return "::1" if host == "::" else "127.0.0.1"
+    return host
+
+
+def url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def open_warning(args: argparse.Namespace, hosts: Sequence[str]) -> str:
+    """One line: the table is open to the network, where others reach it, and how to
+    add a name it is reached by that is not one of this machine's own."""
+    from agents.ui.web.guard import LOCAL_HOSTS
+
+    shown = [h for h in hosts if h not in (*args.allow_host, *LOCAL_HOSTS)
+             and (args.host == "::" or ":" not in h)]  # 0.0.0.0 listens on IPv4 only
+    where = ", ".join(url(h, args.port) for h in shown)
+    return (f"{PROG}: warning: --host {args.host or repr('')} opens the table to the "
+            "network (anyone who can reach this machine can play)"
+            + (f", at {where}" if where else "")
+            + "; a name it is reached by besides these needs --allow-host NAME")
 
 
 if __name__ == "__main__":

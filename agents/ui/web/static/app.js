@@ -34,6 +34,19 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The nodes of a list that are there: replaceChildren and append write a null or an
+// undefined as the text "null" / "undefined", so optional parts are dropped first.
+function present(...nodes) {
+  return nodes.filter((node) => node !== null && node !== undefined);
+}
+
+// An entry of a move list with its number in a box of its own: a list's own markers sit
+// in its left padding, which clips a number of three digits or more.
+function logItem(number, attrs, ...children) {
+  return el("li", attrs, el("span", {class: "num"}, `${number}.`),
+            el("span", {class: "entry"}, ...children));
+}
+
 function showMessage(text) {
   const box = $("#message");
   box.textContent = text;
@@ -161,10 +174,10 @@ function resultNode(result, names, withTotals) {
     withTotals ? el("td", {class: "total"}, String(result.totals[i])) : null));
   return [
     el("p", {class: "result-text"}, result.text),
-    el("table", {class: "charges"},
+    el("div", {class: "scroll-x"}, el("table", {class: "charges"},
       el("thead", {}, el("tr", {}, el("th", {}, "Player"), el("th", {}, "Charged"),
         el("th", {}, "Points in hand"), el("th", {}, ""), withTotals ? el("th", {}, "Total") : null)),
-      el("tbody", {}, rows)),
+      el("tbody", {}, rows))),
   ];
 }
 
@@ -219,8 +232,9 @@ function scoresNode(state) {
     pos.totals.map((t) => el("td", {class: "total"}, String(t)))));
   return el("div", {},
     el("h2", {}, `Match: ${pos.num_deals} deals, lowest total wins`),
-    el("table", {class: "charges", id: "score-table"}, el("thead", {}, head),
-       el("tbody", {}, rows)));
+    el("div", {class: "scroll-x"},
+      el("table", {class: "charges", id: "score-table"}, el("thead", {}, head),
+         el("tbody", {}, rows))));
 }
 
 function matchVerdict(pos) {
@@ -268,21 +282,22 @@ async function renderGame(state) {
       ? el("button", {type: "button", id: "next-deal", onclick: nextDeal}, "Next deal")
       : el("button", {type: "button", id: "play-again", onclick: () => newGame()}, "New game");
     const winner = pos.result.winners[0] ? "You win the deal!" : "The deal is lost.";
-    result.replaceChildren(el("h2", {}, state.status === "match_over" ? "Game over" : "Deal over"),
+    result.replaceChildren(...present(
+      el("h2", {}, state.status === "match_over" ? "Game over" : "Deal over"),
       el("p", {id: "verdict"}, winner), matchVerdict(pos),
-      ...resultNode(pos.result, pos.names, pos.num_deals > 1), buttons);
+      ...resultNode(pos.result, pos.names, pos.num_deals > 1), buttons));
     result.hidden = false;
   } else {
     result.hidden = true;
     result.replaceChildren();
   }
 
-  $("#scores").replaceChildren(...[scoresNode(state)].filter(Boolean));
+  $("#scores").replaceChildren(...present(scoresNode(state)));
   $("#scores").hidden = pos.num_deals <= 1;
   $("#arranged").hidden = !state.arranged;
 
   const log = $("#log");
-  log.replaceChildren(...ui.log.map((entry) => el("li", {"data-seat": entry.seat}, entry.text,
+  log.replaceChildren(...ui.log.map((entry, i) => logItem(i + 1, {"data-seat": entry.seat}, entry.text,
     policyOn() && entry.policy
       ? el("span", {class: "p-inline"}, ` (p=${(100 * (entry.policy.moves.find(
           (m) => m.action === entry.action) || {p: 0}).p).toFixed(1)}%)`)
@@ -299,10 +314,10 @@ async function renderGame(state) {
     : "This server does not show its bots' policies during play (they name cards in " +
       "the bot's hand; its operator can turn them on with --show-bot-policy). Replays " +
       "of finished games show them.");
-  panel.replaceChildren(...(last ? [policyNode(last.policy, "Policy at its last decision"), label]
+  panel.replaceChildren(...present(...(last ? [policyNode(last.policy, "Policy at its last decision"), label]
     : [el("h2", {}, "Policy"), el("p", {class: "note"},
         !ui.config.policies.length ? "No ppo bot at this table."
-          : shown ? "No ppo bot has moved yet." : ""), label]));
+          : shown ? "No ppo bot has moved yet." : ""), label])));
 
   // The history holds every deck: the server hands it out once the game is over.
   const over = state.status === "match_over";
@@ -419,9 +434,8 @@ async function showMovesAround(k) {
   const data = await api("GET", `/api/replays/${rp.summary.id}/moves?start=${page * size}&count=${size}`);
   rp.page = page;
   const list = $("#replay-moves");
-  list.start = page * size;
   list.replaceChildren(...data.moves.map((m) =>
-    el("li", {"data-frame": m.frame, onclick: () => showFrame(m.frame)}, m.text)));
+    logItem(m.frame, {"data-frame": m.frame, onclick: () => showFrame(m.frame)}, m.text)));
 }
 
 async function showFrame(k) {
@@ -465,7 +479,7 @@ function renderFrame(frame) {
   const panel = $("#replay-policy");
   panel.hidden = !policyOn();
   if (frame.policy && !frame.policy.note) frame.policy.chosen = frame.next;
-  panel.replaceChildren(...(frame.policy ? [policyNode(frame.policy, "Policy at this decision")] : []));
+  panel.replaceChildren(...present(frame.policy ? policyNode(frame.policy, "Policy at this decision") : null));
 }
 
 function step(delta) {

@@ -1,0 +1,95 @@
+"""The benchmark card's figures (``agents.bench.card``) and its field: the intervals
+against the formulas computed here, the reference field at every size, and the card as
+``python -m benchmarks.panel`` reads the same tables.
+
+Why: the card is the figure users compare across days; its intervals must be the
+documented ones (Wilson's over seat-deals, a normal one over decks), and every reference
+bot must sit at every size the card offers, or a card at seven players fails halfway.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.bench.card import format_card, mode_figures
+from agents.bench.field import REFERENCE_FIELD, TABLE_SIZES, FieldPlay
+from agents.panel import EVALUATION_SET
+from agents.tournament.matches import build_seat
+
+Z = 1.959963984540054
+
+
+@pytest.mark.parametrize("n", list(TABLE_SIZES))
+def test_every_reference_bot_sits_at_every_size_at_single_deals_and_at_matches(n):
+    assert set(EVALUATION_SET) < set(REFERENCE_FIELD)
+    assert {"random", "greedy", "heuristic"} < set(REFERENCE_FIELD)
+    for ref in REFERENCE_FIELD:
+        for num_deals in (1, 4):
+            assert build_seat(ref, n, 0, num_deals).num_players == n
+
+
+def _play(wins, games, charges, members=("random", "attacker", "counter")) -> FieldPlay:
+    return FieldPlay(bots=["bot"], members=list(members), num_players=2, decks=len(wins[0]),
+                     seed=0, num_deals=1,
+                     wins={"bot": {m: np.array(w, float) for m, w in zip(members, wins)}},
+                     games={"bot": {m: np.array(g, float) for m, g in zip(members, games)}},
+                     charges={"bot": {m: np.array(c, float) for m, c in zip(members, charges)}},
+                     truncated=0, elapsed_s=0.0, workers=1)
+
+
+def test_the_win_share_has_wilsons_interval_and_the_charge_a_bootstrap_over_decks():
+    # Against random: 3 + 2 wins in 4 + 4 seat-deals (5/8), charges 8 and 20 (2 and 5 a deal).
+    played = _play(wins=[[3, 2], [1, 1], [0, 2]], games=[[4, 4], [2, 2], [2, 2]],
+                   charges=[[8, 20], [0, 6], [10, 2]])
+    refs = mode_figures(played, "bot")["refs"]
+    p, k = 5 / 8, 8
+    centre = (p + Z * Z / (2 * k)) / (1 + Z * Z / k)
+    half = Z * math.sqrt(p * (1 - p) / k + Z * Z / (4 * k * k)) / (1 + Z * Z / k)
+    assert refs["random"]["share"] == p and refs["random"]["games"] == 8
+    assert (refs["random"]["low"], refs["random"]["high"]) == pytest.approx(
+        (centre - half, centre + half))
+    # per-deck means 2 and 5: mean 3.5; a resample of two decks has mean 2, 3.5 or 5, so
+    # the percentile bootstrap's 95% interval is [2, 5] (a normal one reaches below 0)
+    assert refs["random"]["charge"] == 3.5
+    assert (refs["random"]["charge_low"], refs["random"]["charge_high"]) == (2.0, 5.0)
+
+
+def test_the_evaluation_mean_is_over_decks_of_each_decks_mean_over_the_set():
+    # Evaluation-set members here: attacker (shares 0.5, 0.5) and counter (0, 1); random
+    # is not in the set. Deck means 0.25 and 0.75: mean 0.5, sd 0.35355.
+    played = _play(wins=[[3, 2], [1, 1], [0, 2]], games=[[4, 4], [2, 2], [2, 2]],
+                   charges=[[8, 20], [0, 6], [10, 2]])
+    ev = mode_figures(played, "bot")["evaluation_mean"]
+    sd = math.sqrt((0.25 - 0.5) ** 2 + (0.75 - 0.5) ** 2)
+    assert ev["members"] == ["attacker", "counter"]
+    assert ev["share"] == pytest.approx(0.5)
+    assert (ev["low"], ev["high"]) == pytest.approx((0.5 - Z * sd / math.sqrt(2),
+                                                     0.5 + Z * sd / math.sqrt(2)))
+
+
+def test_the_printed_card_names_its_budget_reference_date_and_rating():
+    card = {"bot": "x", "decks": 2, "matches": 0, "match_deals": 4, "seed": 3,
+            "field": ["random", "heuristic"],
+            "reference": {"measured": "2026-12-07"},
+            "sizes": {"2": {"bot": "x", "rating": {"rating": 1190.8, "low": 1100.2,
+                                                   "high": 1281.4, "unbounded": None},
+                            "deals": {"refs": {r: {"share": 0.75, "low": 0.3, "high": 0.95,
+                                                   "games": 4, "charge": 1.0,
+                                                   "charge_low": None, "charge_high": None}
+                                               for r in ("random", "heuristic")},
+                                      "truncated": 0}}}}
+    text = format_card(card)
+    assert "2 duplicate decks" in text and "seed 3" in text and "2026-12-07" in text
+    assert "rating 1191 [1100, 1281]" in text
+    assert "75.0 [30.0, 95.0]" in text
+
+
+def test_the_panel_benchmark_reads_tables_with_the_cards_code():
+    import agents.bench.field as field
+    import benchmarks.panel as panel
+
+    assert panel.table_shares is field.table_shares
+    assert panel.play_field is field.play_field

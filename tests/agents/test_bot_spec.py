@@ -1,0 +1,150 @@
+"""One bot spec: ``agents.spec`` is the one reader of spec strings and ``agents.registry``
+the one place that maps a bot's name to its batched port and its opponent model. The
+known answers here are written out by hand; the AST checks read the source, so a second
+parser or a second name switch added anywhere fails them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents import registry
+from agents.spec import BotSpec, parse
+from pis_env import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [p for d in ("pis_env", "agents", "train") for p in sorted((ROOT / d).rglob("*.py"))]
+
+
+# ------------------------------------------------------------------ the parser
+def test_a_spec_reads_its_name_and_its_options_as_yaml_scalars():
+    assert parse("heuristic") == BotSpec("heuristic", "heuristic", {})
+    assert parse(" mc?samples=8&greedy=true&eps=0.5&name=x&empty= ") == BotSpec(
+        "mc", "mc", {"samples": 8, "greedy": True, "eps": 0.5, "name": "x", "empty": ""})
+    assert parse("mc?x=a=b").options == {"x": "a=b"}  # only the first '=' splits
+
+
+def test_ppo_path_is_the_ppo_bot_with_its_path_even_with_a_drive_letter():
+    assert parse("ppo:models/a.zip") == BotSpec("ppo:models/a.zip", "ppo",
+                                                {"path": "models/a.zip"})
+    spec = parse("ppo:C:/nets/a.zip?deterministic=0")
+    assert (spec.name, spec.options) == ("ppo", {"path": "C:/nets/a.zip", "deterministic": 0})
+    assert spec.query == {"deterministic": 0}
+    # a registered name that starts with 'ppo:' is that bot, not a path
+    assert parse("ppo:mine", lambda base: base == "ppo:mine").name == "ppo:mine"
+
+
+def test_a_class_of_yours_is_an_import_and_a_name_is_not():
+    assert parse("mybot:Shedder").is_import
+    assert not parse("heuristic?x=1").is_import
+    assert not parse("ppo:a.zip").is_import
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("", "an agent spec must be a non-empty string, got ''"),
+    ("mc?samples", "agent spec 'mc?samples': expected key=value after '?', got 'samples'"),
+    ("mc?=3", "agent spec 'mc?=3': expected key=value after '?', got '=3'"),
+])
+def test_malformed_specs_are_refused_word_for_word(bad, message):
+    with pytest.raises(ValueError) as e:
+        parse(bad)
+    assert str(e.value) == message
+
+
+# ------------------------------------------------------------------ the registry
+def test_every_model_set_port_plays_legal_moves_on_the_batched_engine():
+    """Each port the registry hands out, at 4 players (a size with a ``ppo_v2`` file),
+    picks a legal action in every unfinished game (an independent check: the engine's
+    own legal mask)."""
+    from agents.panel import MODEL_SET
+    from pis_env.batched import BatchedGame
+
+    rules = Rules(num_players=4)
+    for name in MODEL_SET:
+        if not registry.REGISTRY[name].batched:
+            continue
+        game = BatchedGame(8, rules, seed=1)
+        policy = registry.batched_port(name, 8, rules, seed=0)
+        for _ in range(6):
+            acts = policy(game)
+            masks = game.action_masks(games=np.arange(8))
+            live = acts >= 0
+            assert live.any(), name
+            assert masks[np.flatnonzero(live), acts[live]].all(), name
+            game.step(acts)
+
+
+def test_bots_without_a_port_say_why():
+    for name, why in (("mc", "'mc' has no batched policy: a search of its own"),
+                      ("counter", "'counter' is in the evaluation set"),
+                      ("human", "'human' has no batched policy: a person")):
+        with pytest.raises(ValueError, match=why):
+            registry.batched_port(name, 1)
+    with pytest.raises(ValueError, match="'held_out' is in the evaluation set: nothing may "
+                                         "model it"):
+        registry.opponent_model_of("held_out")
+    with pytest.raises(ValueError, match="no opponent model for 'mc': one of "):
+        registry.opponent_model_of("mc")
+
+
+def test_a_registered_bot_brings_its_port_and_model(monkeypatch):
+    made = []
+
+    def port(name, num_games, rules, seed=None, **options):
+        made.append((name, num_games, rules.num_players, seed, options))
+        return "port"
+
+    monkeypatch.setitem(registry.REGISTRY, "x_bot", registry.BotEntry(
+        "agents.random_agent:RandomAgent", port, lambda name, n, eps: (name, n, eps)))
+    assert registry.batched_port("x_bot?k=2", 4, Rules(num_players=3), seed=9) == "port"
+    assert made == [("x_bot", 4, 3, 9, {"k": 2})]
+    assert registry.opponent_model_of("x_bot", 3, 0.2) == ("x_bot", 3, 0.2)
+    assert agents.make("x_bot", num_players=2).name == "random"
+
+
+# ------------------------------------------------------------------ one place each
+def _calls(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            yield node
+
+
+def test_spec_queries_are_split_in_agents_spec_only():
+    """No ``.partition("?")``, ``.split("?")`` or ``parse_qsl`` outside ``agents/spec.py``."""
+    found = []
+    for path in SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for call in _calls(tree):
+            f = call.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            question = any(isinstance(a, ast.Constant) and a.value == "?" for a in call.args)
+            if (name in ("partition", "split", "rpartition") and question) or name == "parse_qsl":
+                found.append(f"{path.relative_to(ROOT)}:{call.lineno}")
+    assert {f.split(":")[0] for f in found} <= {"agents/spec.py"}, found
+
+
+#: The modules that need a bot's batched port or opponent model, and the registry function
+#: each must ask.
+CONSUMERS = {
+    "agents/panel/__init__.py": "batched_port",
+    "train/vector/learner_batch.py": "batched_port",
+    "train/common/pretrain.py": "batched_port",
+    "agents/belief/opponent_models.py": "opponent_model_of",
+}
+#: The classes behind the ports and models: only the registry names them.
+PORTS = {"HeuristicPolicy", "GreedyPolicy", "PanelPolicy", "NetworkGamePolicy", "StyleModel"}
+
+
+@pytest.mark.parametrize("path, function", sorted(CONSUMERS.items()))
+def test_each_consumer_asks_the_registry_for_ports_and_models(path, function):
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    names = {n.attr if isinstance(n, ast.Attribute) else n.id
+             for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute))}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                for a in n.names}
+    assert function in names | imported, f"{path} does not ask agents.registry.{function}"
+    assert not (PORTS & (names | imported)), f"{path} builds a port itself: {PORTS & names}"

@@ -1,0 +1,62 @@
+"""The student's labelling command (train/student/labels.py): chunk files, resume, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.panel import EVALUATION_SET, MODEL_SET
+from train.expert import iteration as EI
+from train.student import labels as SL
+
+
+def small(tmp_path, *extra: str) -> list[str]:
+    return ["--config", str(SL.DEFAULT_CONFIG), f"out_dir={tmp_path / 'labels'}", "games=2",
+            "labeller.rollouts=16", "workers=1", *extra]
+
+
+def test_the_command_writes_a_chunk_per_game_range_and_resumes(tmp_path, monkeypatch,
+                                                               capsys):
+    monkeypatch.setattr(EI, "GAME_CHUNK", 1)
+    assert SL.main(small(tmp_path)) == 0
+    out = capsys.readouterr().out
+    files = sorted(p.name for p in (tmp_path / "labels").glob("*.npz"))
+    assert files == ["games_0000000-0000001.npz", "games_0000001-0000002.npz"]
+    assert "labels so far" in out and "labels/s" in out
+    with np.load(tmp_path / "labels" / files[0]) as data:
+        assert data["belief"].shape == (len(data["action"]), 52)
+        np.testing.assert_array_equal(data["action"], data["search"])  # the search's moves
+    recorded = json.loads((tmp_path / "labels" / "job.json").read_text())
+    assert recorded["labeller"]["determinize"] == "particles" and recorded["seed"] == 61
+
+    def nothing_left(unit):
+        raise AssertionError(f"chunk {unit[1:]} labelled again")
+
+    monkeypatch.setattr(EI, "_label_chunk", nothing_left)
+    assert SL.main(small(tmp_path)) == 0
+    assert "2 of 2 chunks" in capsys.readouterr().out
+    assert SL.main(small(tmp_path, "labeller.rollouts=32")) == 2  # another job: refused
+    assert "labeller" in capsys.readouterr().err
+
+
+def test_the_default_mix_is_the_model_set_and_the_labeller_the_default_search():
+    cfg = SL.load_config(SL.DEFAULT_CONFIG)
+    assert set(cfg["opponents"]) - {"self"} <= set(MODEL_SET)
+    assert cfg["labeller"] == {**cfg["labeller"], "rollouts": 4096, "determinize": "particles"}
+    assert cfg["games"] * 12 >= 280_000  # about 13 labels a game: the 300,000 of issue 61
+
+
+@pytest.mark.parametrize("override, words", [
+    (f"opponents={{{EVALUATION_SET[0]}: 1}}", ["evaluation set", EVALUATION_SET[0]]),
+    ("opponents={heuristik: 1}", ["unknown bot", "heuristik"]),
+    ("games=0", ["games", ">= 1"]),
+    ("policy=nowhere.zip", ["policy", "no such"]),
+    ("rules.draw_rule=never", ["rules"]),
+])
+def test_bad_values_are_one_line_errors(tmp_path, capsys, override, words):
+    assert SL.main([f"out_dir={tmp_path / 'x'}", override]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and all(w in err for w in words), err
+    assert not (tmp_path / "x").exists()
