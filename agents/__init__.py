@@ -47,6 +47,7 @@ def make(name: str, **kwargs: Any) -> Agent:
     if spec is None:
         factory_of(name)  # refuses a non-string with the usual message
     name, extra = spec.name, spec.options
+    _check_table_size(name, kwargs.get("num_players"))
     factory = factory_of(name)
     try:
         return factory(**kwargs, **extra)
@@ -56,6 +57,17 @@ def make(name: str, **kwargs: Any) -> Agent:
             raise
         raise TypeError(_unknown_option_text(name, factory, option,
                                             rules_options=hasattr(e, "option"))) from e
+
+
+def _check_table_size(name: str, num_players: Any) -> None:
+    """Refuse, before anything is built, a table size outside the bot's registry entry
+    (``BotEntry.players``): a network trained for two players says so in one line."""
+    if not isinstance(num_players, int) or name not in REGISTRY:
+        return
+    lo, hi = REGISTRY[name].players
+    if not lo <= num_players <= hi:
+        sizes = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise ValueError(f"{name} sits at tables of {sizes} players, not {num_players}")
 
 
 def _unknown_option(error: TypeError, factory: Callable[..., Any],

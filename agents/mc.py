@@ -27,14 +27,8 @@ The budget is counted in rollouts, not seconds: ``samples x rollouts`` rollouts 
 action, so the bot is deterministic given its seed (and the observations it is shown).
 Decisions with a single legal action are not searched.
 
-Measured with the defaults (16 samples x 2 rollouts, confidence 1.5, win bonus 100, belief
-tracking on) against ``heuristic`` on 1,500 duplicate decks (3,000 two-player deals) on
-2026-11-30; the tournament plays the same match (its own decks for the seed)::
-
-    python -m agents.tournament --agents mc,heuristic --players 2 --deals 1500 --seed 11 --workers 2
-
-deal win rate 53.0% (95% Wilson interval 51.2%-54.8%), charge differential +5.5 points a
-deal (95% interval +3.6 to +7.4), about 30 ms per decision on one CPU core.
+Its strength against ``heuristic`` and its time per decision, with the command that
+measured them: docs/results.md, "Baseline bots".
 """
 
 from __future__ import annotations

@@ -50,7 +50,10 @@ class BotEntry:
     ``no_port``: why it has no port, when it has none on purpose (the message a consumer
     shows). ``rows``: the port also plays rows of observations, ``policy(obs [K, L],
     masks [K, 58]) -> actions [K]``, so it can teach at a learner's seat (the warm start's
-    batched teacher). ``players``: the table sizes it sits at (lowest, highest)."""
+    batched teacher). ``players``: the table sizes it sits at (lowest, highest), checked by
+    ``agents.make`` before the bot is built; the deals and observation layouts it reads are
+    the built bot's own (``num_deals``, ``layout_version``, ``Agent.check_observation``),
+    since for a network they are its file's."""
 
     factory: str | Callable[..., Any]
     batched: str | Callable[..., Any] | None = None

@@ -93,9 +93,9 @@ PARTICLES_LAYOUT = 1
 NETWORK_SEATS = ("all", "searcher")
 #: Points a won deal is worth in a rollout's score, on top of the charge differential.
 #: A one-deal table is won or lost: at 1,000 the charges only break ties between moves
-#: that win equally often (at 100, the default until 2026-12-04, a move that lost the
-#: deal more often but cheaply could outscore one that won; +3.7 points of deals won
-#: against the heuristic at two players, docs/results.md, "A deal is won, not scored").
+#: that win equally often (at 100, the old default, a move that lost the deal more often
+#: but cheaply could outscore one that won: docs/results.md, "A deal is won, not
+#: scored").
 DEFAULT_WIN_BONUS = 1000.0
 
 

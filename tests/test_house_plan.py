@@ -347,3 +347,18 @@ def test_the_path_checker_finds_a_moved_module():
     assert unresolved_dotted("train.vector.learner_batch.LearnerBatch") is None
     assert unresolved_dotted("train.learner_batch") is not None
     assert unresolved_dotted("train.vector.learner_batch.NoSuchThing") is not None
+
+
+DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+
+
+def test_no_dates_in_the_code():
+    """Dates and what was measured on them belong to docs/results.md and the CHANGELOG; a
+    docstring or comment that says "until 2026-12-04" is out of date the day it lands."""
+    dated = [f"{path.relative_to(ROOT)}:{i}"
+             for room in ("pis_env", "agents", "train")
+             for path in sorted((ROOT / room).rglob("*.py"))
+             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if DATE.search(line)]
+    assert dated == []
+    assert DATE.search("the default until 2026-12-04,") and not DATE.search("v2026-1")

@@ -106,6 +106,30 @@ def test_a_registered_bot_brings_its_port_and_model(monkeypatch):
     assert agents.make("x_bot", num_players=2).name == "random"
 
 
+def test_a_table_size_outside_the_entry_is_refused_before_the_bot_is_built(monkeypatch):
+    built = []
+
+    def factory(**kwargs):
+        built.append(kwargs)
+        return agents.make("random", **kwargs)
+
+    monkeypatch.setitem(registry.REGISTRY, "two_only", registry.BotEntry(factory,
+                                                                         players=(2, 2)))
+    monkeypatch.setitem(registry.REGISTRY, "three_up", registry.BotEntry(factory,
+                                                                         players=(3, 7)))
+    for name, n, message in (("two_only", 3, "two_only sits at tables of 2 players, not 3"),
+                             ("three_up", 2, "three_up sits at tables of 3 to 7 players, "
+                                             "not 2"),
+                             ("three_up", 8, "three_up sits at tables of 3 to 7 players, "
+                                             "not 8")):
+        with pytest.raises(ValueError) as e:
+            agents.make(name, num_players=n)
+        assert str(e.value) == message
+    assert built == []
+    assert agents.make("three_up", num_players=7).num_players == 7
+    assert agents.make_for_table("two_only", {"num_players": 2}).num_players == 2
+
+
 # ------------------------------------------------------------------ one place each
 def _calls(tree: ast.AST):
     for node in ast.walk(tree):

@@ -144,6 +144,7 @@ def _check_worlds(pf: ParticleBelief, decoded: dict, tracker: DealTracker) -> No
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 7), version=st.sampled_from([0, 1]),
        model=st.sampled_from(MODELS[:3]))
 @example(seed=16820, n=2, version=1, model="uniform")  # an opener's five draws, then a club
+@example(seed=52389, n=6, version=1, model="uniform")  # a window longer than the event log
 def test_worlds_consistent_after_every_update(seed, n, version, model):
     """Random play (every kind of move, penalties, nominations, the opening's draws);
     after each observation of seat 0 every world shows seat 0 exactly that observation:
@@ -153,7 +154,7 @@ def test_worlds_consistent_after_every_update(seed, n, version, model):
     rng = np.random.default_rng(seed)
     pf = ParticleBelief(n, particles=32, opponent_model=model, seed=seed)
     tracker = DealTracker(n)
-    checked = 0
+    checked = dropped = 0
     for agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
@@ -161,6 +162,7 @@ def test_worlds_consistent_after_every_update(seed, n, version, model):
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         if agent == "player_0":
             decoded = decode_observation(obs["observation"], n, 1, version)
+            dropped += bool(decoded.get("events_dropped"))
             pf.observe(decoded)
             tracker.observe(decoded)
             _check_worlds(pf, decoded, tracker)
@@ -168,8 +170,8 @@ def test_worlds_consistent_after_every_update(seed, n, version, model):
             pf.record(action)
             tracker.record(action)
         env.step(action)
-    if version:
-        assert pf.projections == 0, "exact events never need a projection"
+    if version:  # exact events need no projection; a window the log could not hold may
+        assert pf.projections <= dropped, "exact events never need a projection"
 
 
 def _follow_match(num_players: int, version: int, seed: int, num_deals: int = 3):
