@@ -277,7 +277,7 @@ def sb3_metadata(data: Any, state: dict, source: str, num_players: int | None = 
 def _shipped_policies() -> list[str]:
     from pis_env.shipped import shipped_names
 
-    return [n for n in shipped_names("model") if not n.startswith("belief_")]
+    return [n for n in shipped_names("model") if n.startswith("ppo_")]
 
 
 def _is_sb3_archive(p: Path) -> bool:

@@ -81,6 +81,7 @@ SHIPPED = {
                        no_port="a search of its own, tens of ms a decision"),
     "human": BotEntry("agents.ui.human:HumanAgent", no_port="a person at a terminal"),
     "ppo": BotEntry("agents.ppo:PPOAgent", f"{_PORTS}:ppo_port"),
+    "student": BotEntry("agents.student:StudentAgent", players=(2, 2)),
 }
 
 

@@ -109,15 +109,16 @@ BUDGETS = {"search": {"rollouts": 16, "determinize": "hints"},
 
 
 def _match_bots(num_players: int, num_deals: int = 4) -> list[tuple[str, dict]]:
-    """Every registered bot but ``human`` (``ppo`` once per shipped policy that plays the
-    table: of its size, trained on single deals or on matches of ``num_deals``), with the
-    keyword arguments it is built with."""
+    """Every registered bot but ``human`` that sits at the table's size (``ppo`` once per
+    shipped policy that plays the table: of its size, trained on single deals or on
+    matches of ``num_deals``), with the keyword arguments it is built with."""
     from agents.ppo import read_policy
     from pis_env.shipped import find_shipped, shipped_names
 
     out = []
     for name in sorted(agents.REGISTRY):
-        if name == "human":
+        low, high = agents.REGISTRY[name].players
+        if name == "human" or not low <= num_players <= high:  # the student: 2 players
             continue
         if name == "ppo":
             for p in shipped_names("model"):

@@ -95,7 +95,7 @@ def _first_observation(num_players: int = 2, num_deals: int = 1) -> dict:
 
 #: Every weights file shipped in models/.
 SHIPPED_PT = ["belief_2p.pt", "belief_4p.pt", "ppo_2p.pt", "ppo_2p_match.pt", "ppo_2p_v2.pt",
-              "ppo_4p.pt", "ppo_4p_v2.pt"]
+              "ppo_4p.pt", "ppo_4p_v2.pt", "student_2p.pt"]
 
 
 def test_the_shipped_weights_files_are_the_listed_ones():
@@ -118,6 +118,10 @@ def test_shipped_models_carry_a_digest(name):
         warnings.simplefilter("error")
         if name.startswith("belief_"):
             assert BeliefModel.load(path).meta["num_players"] == num_players
+        elif name.startswith("student_"):
+            bot = agents.make("student", path=str(path), num_players=num_players)
+            obs = _first_observation(num_players, 1)
+            assert obs["action_mask"][bot.act(obs)] == 1
         else:
             bot = agents.make("ppo", path=str(path), num_players=num_players)
             obs = _first_observation(num_players, bot.num_deals)  # the file's own table

@@ -11,7 +11,9 @@ value function that knows what positions are worth, instead of from random play.
 
 With ``pretrain.data`` the policy imitates labelled positions instead (``load_labelled``:
 the search bot's moves at positions the network reached, from ``train/expert/iteration.py``),
-which is expert iteration's distillation step.
+which is expert iteration's distillation step. The student (``train.student.fit``)
+imitates the search's action values through the same loop: a target distribution per
+position (``targets``) instead of one action.
 """
 
 from __future__ import annotations
@@ -126,27 +128,92 @@ def collect(vec_env, teacher: Teacher, decisions: int, layout_size: int, gamma: 
             "rows": np.flatnonzero(finished.ravel())}
 
 
+def soft_cross_entropy(logits, targets):
+    """The mean over rows of ``-sum_a targets[a] * log softmax(logits)[a]``: the
+    cross-entropy against a target distribution (``targets`` [B, 58], zero on the illegal
+    actions, whose masked logits may be -inf: a zero target there adds nothing)."""
+    import torch
+
+    log_p = torch.log_softmax(logits, dim=-1)
+    terms = torch.where(targets > 0, targets * log_p, torch.zeros_like(log_p))
+    return -terms.sum(dim=-1).mean()
+
+
+def _batch_loss(forward: Callable, tensors: dict, idx):
+    """``(cross-entropy, value loss, correct moves)`` of the rows ``idx``:
+    against the target distribution where the data has ``targets``, else the action."""
+    import torch.nn.functional as F
+
+    logits, values = forward(tensors["x"][idx], tensors["masks"][idx])
+    a = tensors["actions"][idx]
+    if "targets" in tensors:
+        ce = soft_cross_entropy(logits, tensors["targets"][idx])
+    else:
+        ce = F.cross_entropy(logits, a)
+    v_loss = F.mse_loss(values.flatten(), tensors["returns"][idx])
+    correct = float((logits.detach().argmax(dim=1) == a).sum())
+    return ce, v_loss, correct
+
+
+def _tensors(data: dict[str, np.ndarray]) -> dict:
+    import torch
+
+    out = {"x": torch.as_tensor(data["x"], dtype=torch.float32),
+           "masks": torch.as_tensor(data["masks"]).bool(),
+           "actions": torch.as_tensor(data["actions"], dtype=torch.int64),
+           "returns": torch.as_tensor(data["returns"], dtype=torch.float32)}
+    if data.get("targets") is not None:
+        out["targets"] = torch.as_tensor(data["targets"], dtype=torch.float32)
+    return out
+
+
+def evaluate(module, forward: Callable, data: dict[str, np.ndarray],
+             batch_size: int = 4096) -> dict[str, float]:
+    """:func:`imitate`'s statistics of ``data`` without training: its cross-entropy (soft
+    where it has ``targets``), value loss and accuracy (argmax = ``actions``), means over
+    every row; how a held-out set is scored."""
+    import torch
+
+    tensors = _tensors(data)
+    n = int(tensors["actions"].shape[0])
+    was_training = module.training
+    module.eval()
+    tot_ce = tot_v = correct = 0.0
+    with torch.no_grad():
+        for b in range(0, n, batch_size):
+            idx = torch.arange(b, min(b + batch_size, n))
+            ce, v_loss, right = _batch_loss(forward, tensors, idx)
+            tot_ce += ce.item() * len(idx)
+            tot_v += v_loss.item() * len(idx)
+            correct += right
+    module.train(was_training)
+    return {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
+
+
 def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
             batch_size: int, lr: float, value_coef: float, seed: int, log=print,
-            logger=None) -> dict[str, float]:
-    """The imitation loop of both pipelines: behaviour cloning of ``data`` (its ``rows``,
+            logger=None, val: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+    """The imitation loop of every pipeline: behaviour cloning of ``data`` (its ``rows``,
     default all) into ``module`` (a torch module, trained in place), with a value target.
 
     ``forward(x, masks)`` returns ``(logits [B, 58] with the illegal actions masked out,
     values [B])`` for a minibatch of policy inputs and bool masks: the one thing the SB3
-    policy (:func:`fit`) and the RLlib module (``train.rllib.pretrain.fit_module``) do
-    differently. The loss is the cross-entropy of the teacher's action plus
-    ``value_coef`` times the squared error of the value to the ``returns``; Adam, gradient
-    norm clipped at 1, minibatches in an order drawn from ``seed``. ``logger`` (SB3's)
-    records each epoch's statistics for TensorBoard."""
+    policy (:func:`fit`), the RLlib module (``train.rllib.pretrain.fit_module``) and the
+    student (``train.student.fit``) do differently. The loss is the cross-entropy of the
+    teacher's action -- or, where ``data`` has ``targets`` ([N, 58] distributions over
+    the legal actions, such as a softmax of the search's action values), the
+    cross-entropy against that distribution (:func:`soft_cross_entropy`), so that the
+    network learns how much worse each other move is, not only which is best -- plus
+    ``value_coef`` times the squared error of the value to the ``returns``; Adam,
+    gradient norm clipped at 1, minibatches in an order drawn from ``seed``. ``accuracy``
+    is the share of rows whose argmax is ``actions`` either way. ``val``: a held-out set
+    of the same form, scored after every epoch (:func:`evaluate`; its figures join the
+    epoch's line and the returned statistics as ``val_*``). ``logger`` (SB3's) records
+    each epoch's statistics for TensorBoard."""
     import torch
-    import torch.nn.functional as F
 
     gen = torch.Generator().manual_seed(int(seed))
-    x = torch.as_tensor(data["x"], dtype=torch.float32)
-    m = torch.as_tensor(data["masks"]).bool()
-    a = torch.as_tensor(data["actions"], dtype=torch.int64)
-    r = torch.as_tensor(data["returns"], dtype=torch.float32)
+    tensors = _tensors(data)
     rows = torch.as_tensor(data.get("rows", np.arange(len(data["actions"]))),
                            dtype=torch.int64)
     n = int(rows.shape[0])
@@ -159,20 +226,25 @@ def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
         tot_ce = tot_v = correct = 0.0
         for b in range(0, n, batch_size):
             idx = perm[b:b + batch_size]
-            logits, values = forward(x[idx], m[idx])
-            ce = F.cross_entropy(logits, a[idx])
-            v_loss = F.mse_loss(values.flatten(), r[idx])
+            ce, v_loss, right = _batch_loss(forward, tensors, idx)
             loss = ce + value_coef * v_loss
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
-            correct += float((logits.detach().argmax(dim=1) == a[idx]).sum())
+            correct += right
             tot_ce += ce.item() * len(idx)
             tot_v += v_loss.item() * len(idx)
         stats = {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
-        log(f"pretrain epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.1%}, "
-            f"cross-entropy {stats['cross_entropy']:.3f}, value loss {stats['value_loss']:.4f}")
+        line = (f"pretrain epoch {epoch + 1}/{epochs}: accuracy {stats['accuracy']:.1%}, "
+                f"cross-entropy {stats['cross_entropy']:.3f}, value loss "
+                f"{stats['value_loss']:.4f}")
+        if val is not None:
+            held = evaluate(module, forward, val)
+            stats.update({f"val_{k}": v for k, v in held.items()})
+            line += (f"; held out: accuracy {held['accuracy']:.1%}, cross-entropy "
+                     f"{held['cross_entropy']:.3f}, value loss {held['value_loss']:.4f}")
+        log(line)
         if logger is not None:
             for k, v in stats.items():
                 logger.record(f"pretrain/{k}", v)
