@@ -136,20 +136,23 @@ def _card_progress(total: int, progress: bool):
 
 
 # ------------------------------------------------------------------------ printing
-def _pct(v: Mapping[str, Any] | None) -> str:
-    if not v or v.get("share") is None:
+def _figure(v: Mapping[str, Any] | None, key: str, scale: float) -> str:
+    """``v[key]`` (times ``scale``) with its ``[low, high]`` when the card has them."""
+    if not v or v.get(key) is None:
         return "-"
-    low, high = v.get("low"), v.get("high")
-    ci = f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else ""
-    return f"{100 * v['share']:.1f}{ci}"
+    prefix = "" if key == "share" else f"{key}_"
+    low, high = v.get(f"{prefix}low"), v.get(f"{prefix}high")
+    ci = (f" [{scale * low:.1f}, {scale * high:.1f}]" if low is not None and high is not None
+          else "")
+    return f"{scale * v[key]:.1f}{ci}"
+
+
+def _pct(v: Mapping[str, Any] | None) -> str:
+    return _figure(v, "share", 100.0)
 
 
 def _charge(v: Mapping[str, Any] | None) -> str:
-    if not v or v.get("charge") is None:
-        return "-"
-    low, high = v.get("charge_low"), v.get("charge_high")
-    ci = f" [{low:.1f}, {high:.1f}]" if low is not None and high is not None else ""
-    return f"{v['charge']:.1f}{ci}"
+    return _figure(v, "charge", 1.0)
 
 
 def rating_text(rating: Mapping[str, Any]) -> str:

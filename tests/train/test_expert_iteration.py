@@ -35,6 +35,21 @@ TINY_PPO = {
 }
 
 
+
+def _stop_after_one_chunk(monkeypatch) -> list:
+    """Label one chunk, then interrupt the next as a kill would; returns the chunks' starts
+    labelled (one)."""
+    real, calls = EI._label_chunk, []
+
+    def stopped_after_one(unit):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(unit[1])
+        return real(unit)
+
+    monkeypatch.setattr(EI, "_label_chunk", stopped_after_one)
+    return calls
+
 def job(**kw) -> EI.LabelJob:
     args = dict(seed=3, iteration=1, rules=RULES_2P, policy=POLICY_2P,
                 opponents={"heuristic": 1.0, "self": 1.0},
@@ -148,16 +163,8 @@ def test_labels_resume_per_chunk_after_an_interruption(tmp_path, monkeypatch):
     chunks make the arrays of one uninterrupted call."""
     monkeypatch.setattr(EI, "GAME_CHUNK", 1)
     the_job = job(labeller={"rollouts": 16})
-    calls = []
     real = EI._label_chunk
-
-    def stopped_after_one(unit):
-        if calls:
-            raise KeyboardInterrupt
-        calls.append(unit[1])
-        return real(unit)
-
-    monkeypatch.setattr(EI, "_label_chunk", stopped_after_one)
+    calls = _stop_after_one_chunk(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         EI.label_chunks(the_job, 3, tmp_path / "labels", workers=1)
     assert sorted(p.name for p in (tmp_path / "labels").glob("*.npz")) == [
@@ -209,15 +216,8 @@ def test_expert_iteration_end_to_end_with_resume(tmp_path, monkeypatch):
     assert first["iterations"] == 1 and not (run_dir / "iter_0" / "data.npz").exists()
 
     monkeypatch.setattr(EI, "GAME_CHUNK", 1)
-    real, calls = EI._label_chunk, []
-
-    def stopped_after_one(unit):
-        if calls:
-            raise KeyboardInterrupt
-        calls.append(unit[1])
-        return real(unit)
-
-    monkeypatch.setattr(EI, "_label_chunk", stopped_after_one)
+    real = EI._label_chunk
+    calls = _stop_after_one_chunk(monkeypatch)
     stopped = EI.run(resume=run_dir, overrides=["iterations=2"], verbose=False)
     assert stopped["status"] == "interrupted"
     state = json.loads((run_dir / "state.json").read_text())
