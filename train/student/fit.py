@@ -1,6 +1,6 @@
 """The student's training: a network fitted to the search's labels (issue 61, step 2).
 
-    python -m train.student.fit --labels runs/student_2p/labels --out models/student_2p.pt
+    python -m train.student.fit --labels data/student_2p/labels --out models/student_2p.pt
     python -m train.student.fit --max-labels 30000 --epochs 20 temperature=50
     python -m train.student.fit --help-config
 
@@ -62,7 +62,7 @@ LABELLER_MODE = "particles"
 class StudentFitConfig:
     """A training run of ``python -m train.student.fit`` (the module docstring)."""
 
-    labels: str = param("runs/student_2p/labels", "the labels directory of python -m "
+    labels: str = param("data/student_2p/labels", "the labels directory of python -m "
                         "train.student.labels (its games_*.npz chunks and job.json)")
     out: str = param("models/student_2p.pt", "the student file written at the end")
     max_labels: int | None = param(None, "training labels at most, from the first chunks "

@@ -71,7 +71,7 @@ DEFAULT_OPPONENTS = {
 class StudentLabelsConfig:
     """A labelling run of ``python -m train.student.labels`` (the module docstring)."""
 
-    out_dir: str = param("runs/student_2p/labels", "the labels directory: one file per "
+    out_dir: str = param("data/student_2p/labels", "the labels directory: one file per "
                          "chunk of games; a rerun resumes it")
     seed: int = param(61, "seed of the labelled games (their decks: the tournament's of "
                       "seed * 1000)", ge=0, le=MAX_SEED // 1000)
