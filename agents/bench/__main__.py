@@ -1,4 +1,4 @@
-"""``python -m agents.bench SPEC``: the benchmark card (``pis-bench``)."""
+"""``python -m agents.bench BOT``: the benchmark card (``pis-bench``)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""``pis-bench SPEC`` (``python -m agents.bench SPEC``): the benchmark card of one bot.
+"""``pis-bench BOT`` (``python -m agents.bench BOT``): the benchmark card of one bot.
 
 Bad input (an unknown bot, a table size the bot cannot sit at, a size outside 2..7, no
 decks, an output that cannot be written) is one line on stderr and exit code 2, before
@@ -36,10 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
         "n - 1 copies of each reference bot (random, greedy, heuristic and the evaluation "
         "set) at one-deal tables and four-deal matches, on duplicate decks, and one rating "
         "per table size on a fixed Elo scale (heuristic = 1000).",
-        epilog="SPEC: a registered name (heuristic, mc?samples=8, search), ppo:PATH or "
+        epilog="BOT: a registered name (heuristic, mc?samples=8, search), ppo:PATH or "
         "module:Class, as a tournament takes it; {n} in it is the table size "
         "(ppo:models/ppo_{n}p.zip). docs/leaderboard.md publishes the cards.")
-    p.add_argument("spec", metavar="SPEC", help="the bot to put on the card")
+    p.add_argument("spec", metavar="BOT", help="the bot to put on the card")
     p.add_argument("--players", default="2,3,4",
                    help=f"table sizes, comma-separated, each {SIZES_TEXT} (default 2,3,4)")
     p.add_argument("--decks", type=int, default=None,
