@@ -13,16 +13,22 @@ mean share over the evaluation-set bots, with a normal interval over decks, as
 (the stored reference ratings are one-deal ratings); the matches are shown beside it.
 
 Every figure depends only on the bot, the sizes, ``seed``, ``decks`` and ``matches``:
-the tournament seeds every deal on its own, whatever the workers or the backend.
+the tournament seeds every deal on its own, whatever the workers or the backend. That is
+also why a card can be played in pieces: with a ``checkpoint`` file, every finished stage
+(one table size, one mode) is written to it, and a later call with the same settings
+plays only the stages it lacks (a ``search`` card takes hours; its job may be killed).
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import math
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,24 +82,73 @@ def mode_figures(played: FieldPlay, bot: str) -> dict[str, Any]:
     return out
 
 
+#: ``"format"`` of a checkpoint file (a card played in pieces).
+CHECKPOINT_FORMAT = "pis-bench-partial-card"
+
+
+def _load_checkpoint(checkpoint: str | Path | None,
+                     settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The stages already played by a run with the same ``settings`` (none without a
+    file); a file of another card is an error, before anything is played."""
+    path = Path(checkpoint) if checkpoint is not None else None
+    if path is None or not path.exists():
+        return {"stages": [], "sizes": {}, "elapsed_s": 0.0}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable partial card ({e}); delete it") from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: not a partial card of pis-bench; delete it or give "
+                         "another --json")
+    if data.get("settings") != dict(settings):
+        theirs = data.get("settings") or {}
+        differ = [k for k in settings if theirs.get(k) != settings[k]]
+        raise ValueError(f"{path}: a partial card of another run (its "
+                         + ", ".join(f"{k} {theirs.get(k)!r}" for k in differ)
+                         + "); delete it or give another --json")
+    return data
+
+
+def _save_checkpoint(path: Path, settings: Mapping[str, Any], done: Sequence[str],
+                     sizes: Mapping[str, Any], elapsed: float) -> None:
+    """Write the played stages, atomically (a job killed while writing keeps the old
+    file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"format": CHECKPOINT_FORMAT, "settings": dict(settings),
+                               "stages": list(done), "sizes": sizes,
+                               "elapsed_s": round(elapsed, 1)}, indent=1) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_BUDGET[0],
               matches: int | None = None, seed: int = 0, workers: int | None = None,
               progress: bool = True, field: Sequence[str] = REFERENCE_FIELD,
               backend: str = "local", address: str | None = None,
-              reference: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              reference: Mapping[str, Any] | None = None,
+              checkpoint: str | Path | None = None) -> dict[str, Any]:
     """Play the card of ``spec`` (``{n}`` in it: the table size) and return its figures
     (what ``--json`` writes). ``matches`` defaults to :func:`default_matches`; 0 plays no
-    matches."""
+    matches. ``checkpoint``: a file that keeps the finished stages (one size, one mode);
+    the stages already in it, from a run with the same settings, are not played again."""
     reference = reference if reference is not None else load_reference()
     matches = default_matches(decks) if matches is None else matches
     field = list(field)
     stages = [(n, 1, decks) for n in sizes] + \
         ([(n, MATCH_DEALS, matches) for n in sizes] if matches else [])
-    bar = _card_progress(sum(len(field) * n * nd * count for n, nd, count in stages), progress)
+    settings = {"bot": spec, "players": list(sizes), "decks": decks, "matches": matches,
+                "seed": seed, "field": field, "reference": reference.get("measured")}
+    saved = _load_checkpoint(checkpoint, settings)
+    done: list[str] = list(saved["stages"])
+    out_sizes: dict[str, Any] = saved["sizes"]
+    if done and progress:
+        print(f"resuming from {checkpoint}: {len(done)} of {len(stages)} stages already "
+              "played", file=sys.stderr)
+    todo = [s for s in stages if f"{s[0]}x{s[1]}" not in done]
+    bar = _card_progress(sum(len(field) * n * nd * count for n, nd, count in todo), progress)
     start = time.perf_counter()
-    out_sizes: dict[str, Any] = {}
     try:
-        for n, num_deals, count in stages:
+        for n, num_deals, count in todo:
             bot = spec.replace("{n}", str(n))
             played = play_field([bot], field, n, count, seed, workers, progress,
                                 num_deals=num_deals, backend=backend, address=address)
@@ -110,16 +165,21 @@ def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_
                 entry["deals"] = figures
             else:
                 entry["matches"] = figures
+            done.append(f"{n}x{num_deals}")
+            if checkpoint is not None:
+                _save_checkpoint(Path(checkpoint), settings, done, out_sizes,
+                                 saved["elapsed_s"] + time.perf_counter() - start)
             bar.update(len(field) * n * num_deals * count)
     finally:
         bar.close()
+    out_sizes = {str(n): out_sizes[str(n)] for n in sizes}
     return {"bot": spec, "players": list(sizes), "decks": decks, "matches": matches,
             "match_deals": MATCH_DEALS, "seed": seed, "field": field,
             "reference": {k: reference.get(k) for k in ("measured", "command", "seed",
                                                           "decks")},
             "sizes": out_sizes,
             "date": datetime.date.today().isoformat(),
-            "elapsed_s": round(time.perf_counter() - start, 1)}
+            "elapsed_s": round(saved["elapsed_s"] + time.perf_counter() - start, 1)}
 
 
 def _card_progress(total: int, progress: bool):
@@ -253,5 +313,6 @@ def plot_card(card: Mapping[str, Any], path: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["DEFAULT_BUDGET", "MATCH_DEALS", "QUICK_BUDGET", "card_markdown", "default_matches",
-           "format_card", "make_card", "mode_figures", "plot_card", "rating_text"]
+__all__ = ["CHECKPOINT_FORMAT", "DEFAULT_BUDGET", "MATCH_DEALS", "QUICK_BUDGET", "card_markdown",
+           "default_matches", "format_card", "make_card", "mode_figures", "plot_card",
+           "rating_text"]

@@ -3,6 +3,8 @@
 Bad input (an unknown bot, a table size the bot cannot sit at, a size outside 2..7, no
 decks, an output that cannot be written) is one line on stderr and exit code 2, before
 anything is played: a card can take a quarter of an hour, and a typo should not cost it.
+With ``--json OUT`` a killed card is resumed by running the same command again
+(``OUT.partial`` keeps the finished stages; a partial card of other settings is an error).
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help=f"a small budget: {QUICK_BUDGET[0]} decks and {QUICK_BUDGET[1]} matches "
                    "(a fast bot's card in under 2 minutes on 2 cores)")
-    p.add_argument("--json", metavar="OUT", default=None, help="also write the card's figures")
+    p.add_argument("--json", metavar="OUT", default=None,
+                   help="also write the card's figures; while it plays, OUT.partial keeps "
+                   "the finished stages, and the same command run again goes on from them")
     p.add_argument("--plot", metavar="PNG", default=None, help="also draw the card")
     p.add_argument("--workers", type=positive_int, default=None,
                    help="processes, >= 1 (default: all cores; with --backend ray: tasks in "
@@ -123,6 +127,12 @@ def check_output(path: str | None, flag: str) -> None:
         raise ValueError(f"{flag} {path}: is a folder, give a file name")
 
 
+def partial_path(json_out: str | None) -> str | None:
+    """Where a card written to ``--json OUT`` keeps its finished stages while it plays
+    (``OUT.partial``): the same command, run again after a kill, goes on from there."""
+    return None if json_out is None else json_out + ".partial"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; see the module docstring."""
     parser = build_parser()
@@ -158,7 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"the stored reference ratings lack {', '.join(missing)} at "
                                  f"{n} players: run python -m agents.bench.calibrate")
         card = make_card(args.spec, sizes, decks, matches, args.seed, args.workers,
-                         not args.no_progress, field, args.backend, args.address, reference)
+                         not args.no_progress, field, args.backend, args.address, reference,
+                         checkpoint=partial_path(args.json))
     except (ValueError, TypeError, OSError, RuntimeError) as e:
         return error_exit(parser.prog, str(e))
     except KeyboardInterrupt:
@@ -172,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json.dump(card, f, indent=1)
                 f.write("\n")
             print(f"wrote {args.json}")
+            Path(partial_path(args.json)).unlink(missing_ok=True)
         if args.plot:
             plot_card(card, args.plot)
             print(f"wrote {args.plot}")
@@ -181,4 +193,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["build_parser", "check_bot", "main", "parse_sizes"]
+__all__ = ["build_parser", "check_bot", "main", "parse_sizes", "partial_path"]
