@@ -88,8 +88,8 @@ MUTANTS: list[Mutant] = [
         file="train/common/pretrain.py",
         old="            loss = ce + value_coef * v_loss\n",
         new="            loss = 0 * ce + value_coef * v_loss\n",
-        test=("tests/train/test_train.py::test_pretrain_then_ppo",
-              "tests/train/test_train_pretrain.py::"
+        test=("tests/train/sb3/test_train.py::test_pretrain_then_ppo",
+              "tests/train/sb3/test_train_pretrain.py::"
               "test_pretraining_steps_the_runs_own_batched_env"),
         why="pretraining fits the value head only: the policy learns nothing of the teacher",
     ),
@@ -98,7 +98,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="    st[b, PILE] = np.int64(1) << top\n",
         new="    st[b, PILE] = st[b, PILE] | (np.int64(1) << top)\n",
-        test="tests/pis_env/test_batched.py::"
+        test="tests/pis_env/batched/test_differential.py::"
              "test_differential[num_players=6-empty_stock=reshuffle-max_turns=300]",
         why="the numba kernels' reshuffle leaves the reshuffled cards in the pile",
     ),
@@ -107,7 +107,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/checkpoint.py",
         old='"layout_version": meta["layout_version"],',
         new='"layout_version": meta["layout_version"] + 1,',
-        test="tests/train/test_train.py::test_smoke_run_writes_everything",
+        test="tests/train/sb3/test_train.py::test_smoke_run_writes_everything",
         why="checkpoints record an observation layout version other than the env's",
     ),
     Mutant(
@@ -115,7 +115,7 @@ MUTANTS: list[Mutant] = [
         file="configs/ppo_4p_long.yaml",
         old="extends: ppo_4p.yaml\n",
         new="extends: ppo_2p.yaml\n",
-        test="tests/train/test_train.py::test_shipped_configs_resolve[ppo_4p_long.yaml]",
+        test="tests/train/sb3/test_train.py::test_shipped_configs_resolve[ppo_4p_long.yaml]",
         why="the 4-player long recipe builds a 2-player run",
     ),
     Mutant(
@@ -123,7 +123,7 @@ MUTANTS: list[Mutant] = [
         file="configs/expert_iteration_2p.yaml",
         old="ppo_config: configs/ppo_2p.yaml\n",
         new="ppo_config: configs/ppo_4p.yaml\n",
-        test="tests/train/test_train.py::"
+        test="tests/train/sb3/test_train.py::"
              "test_expert_iteration_configs_that_made_the_shipped_bots_resolve[2]",
         why="the 2-player expert iteration trains each iteration at a 4-player table",
     ),
@@ -132,7 +132,7 @@ MUTANTS: list[Mutant] = [
         file="configs/expert_iteration_4p.yaml",
         old="init_policy: models/ppo_4p_v2.zip\n",
         new="init_policy: models/ppo_4p_v9.zip\n",
-        test="tests/train/test_train.py::"
+        test="tests/train/sb3/test_train.py::"
              "test_expert_iteration_configs_that_made_the_shipped_bots_resolve[4]",
         why="the 4-player expert iteration starts from a bot that is not shipped",
     ),
@@ -141,9 +141,9 @@ MUTANTS: list[Mutant] = [
         file="agents/tournament/progress.py",
         old="        if now - self._last >= self.every and self.done < self.total:",
         new="        if self.done < self.total:",
-        test=("tests/agents/test_tournament.py::"
+        test=("tests/agents/tournament/test_runner.py::"
               "test_line_progress_prints_every_interval_and_at_the_end",
-              "tests/agents/test_tournament.py::test_progress_in_a_log_is_a_line_now_and_then"),
+              "tests/agents/tournament/test_runner.py::test_progress_in_a_log_is_a_line_now_and_then"),
         why="a log gets a progress line at every chunk, not every 30 s",
     ),
     Mutant(
@@ -151,7 +151,7 @@ MUTANTS: list[Mutant] = [
         file="agents/tournament/progress.py",
         old="            self._last = now\n",
         new="",
-        test="tests/agents/test_tournament.py::"
+        test="tests/agents/tournament/test_runner.py::"
              "test_line_progress_prints_every_interval_and_at_the_end",
         why="the interval is counted from the start, not from the last line",
     ),
@@ -176,7 +176,7 @@ MUTANTS: list[Mutant] = [
         file="agents/common/weights_file.py",
         old="    data = dict(payload, **{DIGEST_KEY: payload_digest(payload)})\n",
         new="    data = dict(payload)\n",
-        test="tests/train/test_train_hardening.py::"
+        test="tests/train/sb3/test_train_hardening.py::"
              "test_damaged_policy_pt_is_refused_naming_the_file",
         why="exports carry no digest: an intact policy.pt loads with a warning",
     ),
@@ -185,7 +185,7 @@ MUTANTS: list[Mutant] = [
         file="agents/common/weights_file.py",
         old="        h.update(np.ascontiguousarray(array).tobytes())\n",
         new="        pass\n",
-        test="tests/train/test_train_hardening.py::test_shipped_models_carry_a_digest[belief_4p.pt]",
+        test="tests/train/sb3/test_train_hardening.py::test_shipped_models_carry_a_digest[belief_4p.pt]",
         why="the digest leaves out the tensors' bytes (a flipped weight goes unnoticed)",
     ),
     Mutant(
@@ -211,7 +211,7 @@ MUTANTS: list[Mutant] = [
         file="agents/common/weights_file.py",
         old="    except FileNotFoundError as e:\n        raise WeightsFileNotFoundError",
         new="    except OSError as e:\n        raise WeightsFileError",
-        test=("tests/agents/test_weights_file.py::"
+        test=("tests/agents/common/test_weights_file.py::"
               "test_a_missing_file_is_not_found_naming_the_path"),
         why="a missing weights file is no FileNotFoundError (the wheel said corrupt)",
     ),
@@ -220,7 +220,7 @@ MUTANTS: list[Mutant] = [
         file="agents/tournament/compare.py",
         old="mean_ci([a[k] - b[k] for k in keys])",
         new="mean_ci([b[k] - a[k] for k in keys])",
-        test=("tests/agents/test_tournament_compare.py::"
+        test=("tests/agents/tournament/test_compare.py::"
               "test_compare_prints_the_paired_difference"),
         why="the paired comparison reports B - A",
     ),
@@ -229,7 +229,7 @@ MUTANTS: list[Mutant] = [
         file="agents/heuristic/variants.py",
         old="        super().__init__(params=HELD_OUT[variant], **kwargs)",
         new="        super().__init__(**kwargs)",
-        test=("tests/agents/test_heuristic_variants.py::"
+        test=("tests/agents/heuristic/test_variants.py::"
               "test_each_variant_plays_differently_from_the_heuristic"),
         why="the held-out bot plays with the default weights",
     ),
@@ -238,7 +238,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/schema.py",
         old="        return _hint(close)\n",
         new="        return \"\"\n",
-        test=("tests/train/test_train_config.py::"
+        test=("tests/train/sb3/test_train_config.py::"
               "test_every_entry_point_has_one_config_system"),
         why="an unknown key's error names no nearest key",
     ),
@@ -257,7 +257,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="            obs[ended] = out.ended.terminal_obs\n",
         new="",
-        test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
+        test="tests/train/vector/test_gym_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
         why="next-step auto-reset shows the new match instead of the final position",
     ),
     Mutant(
@@ -265,7 +265,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="hold=held if held.any() else None)",
         new="hold=None)",
-        test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
+        test="tests/train/vector/test_gym_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
         why="the action of a next-step reset is played in the new match",
     ),
     Mutant(
@@ -273,7 +273,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="            self._masks[ended] = False\n",
         new="",
-        test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
+        test="tests/train/vector/test_gym_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
         why="a game showing its final position still offers legal actions",
     ),
     Mutant(
@@ -281,7 +281,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="        terminated = out.dones & ~out.truncated",
         new="        terminated = out.dones",
-        test="tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
+        test="tests/train/vector/test_gym_vector_env.py::test_plays_the_same_games_as_the_single_agent_view",
         why="a max_turns truncation is reported as a termination (no bootstrapping)",
     ),
     Mutant(
@@ -289,7 +289,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="obs = self.core.reset(seed, decks=",
         new="obs = self.core.reset(None, decks=",
-        test="tests/train/test_vector_env.py::test_reset_seed_makes_runs_reproducible",
+        test="tests/train/vector/test_gym_vector_env.py::test_reset_seed_makes_runs_reproducible",
         why="reset(seed=) does not restart the games' streams",
     ),
     Mutant(
@@ -297,7 +297,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old='put("illegal_action", idx[f], ended.illegal_action[f], 0, np.int64)',
         new='put("illegal_action", idx, ended.illegal_action, 0, np.int64)',
-        test="tests/train/test_vector_env.py::test_an_illegal_action_forfeits_and_is_reported",
+        test="tests/train/vector/test_gym_vector_env.py::test_an_illegal_action_forfeits_and_is_reported",
         why="illegal_action is reported for matches the learner did not forfeit",
     ),
     Mutant(
@@ -305,8 +305,8 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="        self._autoreset = out.dones\n",
         new="        self._autoreset = out.dones & False\n",
-        test=("tests/train/test_vector_env.py::test_gymnasium_vector_wrappers_run_on_it",
-              "tests/train/test_vector_env.py::test_plays_the_same_games_as_the_single_agent_view"),
+        test=("tests/train/vector/test_gym_vector_env.py::test_gymnasium_vector_wrappers_run_on_it",
+              "tests/train/vector/test_gym_vector_env.py::test_plays_the_same_games_as_the_single_agent_view"),
         why="the step after a match's end plays on instead of starting the new match",
     ),
     Mutant(
@@ -314,7 +314,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/entry.py",
         old='    if hasattr(opponent, "act"):\n        return True\n',
         new="",
-        test="tests/train/test_vector_env.py::test_python_bots_keep_working_through_make_vec",
+        test="tests/train/vector/test_gym_vector_env.py::test_python_bots_keep_working_through_make_vec",
         why="make_vec hands Python agents to the batched engine (they break it)",
     ),
     Mutant(
@@ -322,7 +322,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/entry.py",
         old='        if kwargs.get("opponents") is None and not set(kwargs) & set(BATCHED_ONLY):',
         new="        if False:",
-        test="tests/train/test_vector_env.py::test_without_the_batched_engine_the_error_says_what_to_do",
+        test="tests/train/vector/test_gym_vector_env.py::test_without_the_batched_engine_the_error_says_what_to_do",
         why="without numba, make_vec of the plain single-agent view fails",
     ),
     Mutant(
@@ -330,7 +330,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/entry.py",
         old="    return PisYediliVectorEnv(num_envs, layout_version=layout_version, **kwargs)",
         new="    return PisYediliVectorEnv(num_envs, layout_version=0, **kwargs)",
-        test=("tests/train/test_vector_env.py::"
+        test=("tests/train/vector/test_gym_vector_env.py::"
               "test_make_vec_of_v1_returns_it_with_the_v1_observation_space"),
         why="make_vec of PisYedili-Events-v0 steps the engine at the v0 layout",
     ),
@@ -341,7 +341,7 @@ MUTANTS: list[Mutant] = [
              "                            P.new_deal("),
         new=("% n)\n                        if pub is not None and n < 0:\n"
              "                            P.new_deal("),
-        test=("tests/train/test_vector_env.py::"
+        test=("tests/train/vector/test_gym_vector_env.py::"
               "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
         why="BatchedEnv's one loop does not start the v1 record of a match's next deal",
     ),
@@ -350,7 +350,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/stepping.py",
         old="P.write_public(pub, st, cfg, b, seat, term_obs[b],\n",
         new="P.write_public(pub, st, cfg, b, seat, obs[b],\n",
-        test=("tests/train/test_vector_env.py::"
+        test=("tests/train/vector/test_gym_vector_env.py::"
               "test_v1_plays_the_same_games_as_the_v1_single_agent_view"),
         why="the learner's final v1 observation lacks its public record",
     ),
@@ -360,7 +360,7 @@ MUTANTS: list[Mutant] = [
         old="            learner=learner, seed=seed, bot_factory=bot_factory, **options)",
         new=("            learner=learner, seed=seed, bot_factory=bot_factory,\n"
              "            **{k: v for k, v in options.items() if k != \"layout_version\"})"),
-        test=("tests/train/test_batched_vec_env.py::"
+        test=("tests/train/vector/test_sb3_vec_env.py::"
               "test_rewards_and_observations_match_the_reference_env"),
         why="BatchedVecEnv(layout_version=1) trains on the v0 observation",
     ),
@@ -369,7 +369,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/sb3_vec_env.py",
         old='        layout_version=int(cfg.get("env_version", 0)),',
         new="        layout_version=0,",
-        test="tests/train/test_batched_vec_env.py::test_make_league_vec_env_with_the_real_league",
+        test="tests/train/vector/test_sb3_vec_env.py::test_make_league_vec_env_with_the_real_league",
         why="train/sb3/run.py's batched VecEnv ignores env_version",
     ),
     Mutant(
@@ -377,7 +377,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/env.py",
         old="layout_version=layout_of(policy, self.layout_version))",
         new="layout_version=None)",
-        test=("tests/train/test_batched_vec_env.py::"
+        test=("tests/train/vector/test_sb3_vec_env.py::"
               "test_v0_and_v1_networks_at_one_table_each_see_their_own_layout"),
         why="the batched engine shows every network the learner's layout, not its own",
     ),
@@ -386,7 +386,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/learner_batch.py",
         old="public_record=any(layout_of(o, layout_version)",
         new="public_record=any(0 and layout_of(o, layout_version)",
-        test=("tests/train/test_batched_vec_env.py::"
+        test=("tests/train/vector/test_sb3_vec_env.py::"
               "test_v0_and_v1_networks_at_one_table_each_see_their_own_layout"),
         why="a v0 learner's table keeps no public record for its v1 network opponents",
     ),
@@ -395,7 +395,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/learner_batch.py",
         old='        self.layout_version = getattr(agent, "layout_version", None)',
         new="        self.layout_version = None",
-        test=("tests/train/test_batched_vec_env.py::"
+        test=("tests/train/vector/test_sb3_vec_env.py::"
               "test_a_v1_agent_row_by_row_at_a_v0_table_is_shown_v1"),
         why="a v1 agent played row by row is shown the v0 learner's layout",
     ),
@@ -404,7 +404,7 @@ MUTANTS: list[Mutant] = [
         file="train/vector/gym_vector_env.py",
         old="        return self._masks.copy()",
         new="        return np.ones_like(self._masks)",
-        test="tests/train/test_vector_env.py::test_a_cleanrl_style_masked_ppo_loop_runs_and_plays_legally",
+        test="tests/train/vector/test_gym_vector_env.py::test_a_cleanrl_style_masked_ppo_loop_runs_and_plays_legally",
         why="the masks a PPO loop reads allow illegal actions",
     ),
     Mutant(
@@ -651,7 +651,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/league.py",
         old="            if needs_own_layout(bot, self.env_version):\n",
         new="            if False:\n",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_the_learner_sees_v1_and_a_v0_network_opponent_sees_v0",
         why="a v0 network opponent at the v1 learner's table is shown the v1 observation",
     ),
@@ -660,7 +660,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/league.py",
         old="        self.inner = learner_env_class(self.env_version)(\n",
         new="        self.inner = learner_env_class(0)(\n",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_the_learner_sees_v1_and_a_v0_network_opponent_sees_v0",
         why="LeagueEnv ignores env_version: the learner plays the v0 table",
     ),
@@ -669,7 +669,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/checkpoint.py",
         old="    return int(cfg.get(\"env_version\", 0))",
         new="    return 0",
-        test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
+        test="tests/train/sb3/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
         why="a v1 run's policy and checkpoints record layout 0",
     ),
     Mutant(
@@ -677,7 +677,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/checkpoint.py",
         old="    if saved != layout_version or state.get(\"layout_size\") != size:",
         new="    if state.get(\"layout_size\") is None:",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error",
         why="a v0 checkpoint resumes into a v1 run (a shape error later, or worse)",
     ),
@@ -686,7 +686,7 @@ MUTANTS: list[Mutant] = [
         file="train/sb3/run.py",
         old="(\"rules\", \"num_players\", \"env_version\", \"policy\", \"n_envs\")",
         new="(\"rules\", \"num_players\", \"policy\", \"n_envs\")",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_resuming_a_v0_checkpoint_into_a_v1_run_is_a_clear_error",
         why="--resume env_version=1 rewrites a v0 run's config",
     ),
@@ -695,7 +695,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/checkpoint.py",
         old="                     source=str(path), layout_version=have if own else version)",
         new="                     source=str(path), layout_version=None)",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front",
         why="a v0 init_policy is read into a v1 run without naming the layouts",
     ),
@@ -704,7 +704,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/pretrain.py",
         old="    version = getattr(teacher, \"layout_version\", 0)\n",
         new="    version = None\n",
-        test="tests/train/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
+        test="tests/train/sb3/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
         why="the numba heuristic teacher is handed v1 rows it cannot read",
     ),
     Mutant(
@@ -712,7 +712,7 @@ MUTANTS: list[Mutant] = [
         file="train/expert/iteration.py",
         old="    env = table_env_class(job.env_version)(**rules)\n",
         new="    env = table_env_class(0)(**rules)\n",
-        test="tests/train/test_expert_iteration.py::"
+        test="tests/train/expert/test_iteration.py::"
              "test_v1_labels_are_v1_positions_next_to_a_v0_network",
         why="expert iteration labels v0 positions for a v1 network",
     ),
@@ -721,7 +721,7 @@ MUTANTS: list[Mutant] = [
         file="train/expert/iteration.py",
         old="                env.step(seats[s].act(seat_observation(env, s, version, encoders)))\n",
         new="                env.step(seats[s].act(env.observe(names[s])))\n",
-        test="tests/train/test_expert_iteration.py::"
+        test="tests/train/expert/test_iteration.py::"
              "test_v1_labels_are_v1_positions_next_to_a_v0_network",
         why="a v0 network opponent of a labelled v1 game is shown the v1 observation",
     ),
@@ -730,7 +730,7 @@ MUTANTS: list[Mutant] = [
         file="train/expert/iteration.py",
         old="    overrides[\"env_version\"] = cfg[\"env_version\"]\n",
         new="",
-        test="tests/train/test_expert_iteration.py::"
+        test="tests/train/expert/test_iteration.py::"
              "test_env_version_is_the_runs_own_key_and_reaches_every_train_stage",
         why="the train stages of a v1 expert iteration train v0 networks",
     ),
@@ -758,7 +758,7 @@ MUTANTS: list[Mutant] = [
         file="train/common/checkpoint.py",
         old="            wide[:, new:] = w[:, old:]\n",
         new="            wide[:, old:old + w.shape[1] - old] = w[:, old:]\n",
-        test="tests/train/test_ppo_v1.py::"
+        test="tests/train/sb3/test_ppo_v1.py::"
              "test_init_widen_starts_a_v1_network_that_plays_as_the_v0_one",
         why="widening appends the new columns after the mask's: the mask weights misread",
     ),
@@ -768,7 +768,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/particles.py",
         old="            self.logw += np.where(np.isfinite(after), after - before, -np.inf)",
         new="            self.logw += np.where(np.isfinite(after), 0.0, -np.inf)",
-        test="tests/agents/test_inference.py::test_reweighting_reads_a_deterministic_opponent",
+        test="tests/agents/belief/test_inference.py::test_reweighting_reads_a_deterministic_opponent",
         why="the worlds are never weighed by the opponents' moves",
     ),
     Mutant(
@@ -776,7 +776,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/particles.py",
         old="                accept = proposing & (np.log(self.rng.random(p)) < delta)",
         new="                accept = proposing",
-        test="tests/agents/test_inference.py::test_rejuvenation_helps",
+        test="tests/agents/belief/test_inference.py::test_rejuvenation_helps",
         why="rejuvenation swaps cards whatever the likelihood says",
     ),
     Mutant(
@@ -784,7 +784,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/particles.py",
         old="        for _ in range(self.moves):",
         new="        for _ in range(0):",
-        test="tests/agents/test_inference.py::test_rejuvenation_helps",
+        test="tests/agents/belief/test_inference.py::test_rejuvenation_helps",
         why="resampled copies are never moved: the population degenerates",
     ),
     Mutant(
@@ -792,7 +792,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        if _keeps_legal(b, x, y, hist, scratch, cfg):",
         new="        if True:",
-        test="tests/agents/test_inference.py::test_worlds_consistent_after_every_update",
+        test="tests/agents/belief/test_inference.py::test_worlds_consistent_after_every_update",
         why="a repair may give an opener who drew in the opening a club it never drew",
     ),
     Mutant(
@@ -800,7 +800,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/particles.py",
         old="                    cards = np.array(queue[:value], dtype=np.int64)",
         new="                    cards = np.array(queue[:0], dtype=np.int64)",
-        test="tests/agents/test_inference.py::test_worlds_consistent_after_every_update",
+        test="tests/agents/belief/test_inference.py::test_worlds_consistent_after_every_update",
         why="the seat's own draws are not the cards it saw: the worlds fall out of step",
     ),
     Mutant(
@@ -809,7 +809,7 @@ MUTANTS: list[Mutant] = [
         old="        hands, stocks = sample_hidden_batch(flat, sizes, unseen, self.rng, p)",
         new=("        hands, stocks = sample_hidden_batch(flat, sizes, unseen, "
              "np.random.default_rng(), p)"),
-        test="tests/agents/test_inference.py::test_deterministic_for_a_seed",
+        test="tests/agents/belief/test_inference.py::test_deterministic_for_a_seed",
         why="the deal's worlds come from an unseeded generator",
     ),
     Mutant(
@@ -817,7 +817,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/opponent_models.py",
         old="(1 - self.epsilon) * chosen",
         new="chosen",
-        test="tests/agents/test_inference.py::test_opponent_models_give_what_they_claim",
+        test="tests/agents/belief/test_inference.py::test_opponent_models_give_what_they_claim",
         why="the heuristic model's probabilities do not sum to one",
     ),
     Mutant(
@@ -825,7 +825,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/opponent_models.py",
         old="            logp = torch.log_softmax(logits, dim=1)",
         new="            logp = logits - logits.max(dim=1, keepdim=True).values",
-        test="tests/agents/test_inference.py::test_opponent_models_give_what_they_claim",
+        test="tests/agents/belief/test_inference.py::test_opponent_models_give_what_they_claim",
         why="the self-model reads the network's logits as log-probabilities",
     ),
     Mutant(
@@ -850,7 +850,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/v0_events.py",
         old='        events.append((1, "pass", None))  # the extra play it did not use',
         new="        pass",
-        test="tests/agents/test_inference_v0.py::test_rebuilt_windows_equal_the_v1_log",
+        test="tests/agents/belief/test_inference_v0.py::test_rebuilt_windows_equal_the_v1_log",
         why="a rebuilt v0 window forgets the pass that ends an unused Ace extra play",
     ),
     Mutant(
@@ -866,7 +866,7 @@ MUTANTS: list[Mutant] = [
         file="train/sb3/run.py",
         old="    if have != want:\n        vec_env.close()\n",
         new="    if False:\n        vec_env.close()\n",
-        test="tests/train/test_ppo_v1.py::test_a_vec_env_of_another_layout_is_refused",
+        test="tests/train/sb3/test_ppo_v1.py::test_a_vec_env_of_another_layout_is_refused",
         why="a VecEnv factory that ignores env_version trains a network its metadata misnames",
     ),
     Mutant(
@@ -874,7 +874,7 @@ MUTANTS: list[Mutant] = [
         file="agents/heuristic/batched.py",
         old="    layout_version = 0\n",
         new="    layout_version = None\n",
-        test="tests/train/test_vector_env.py::test_the_numba_heuristic_plays_at_v1_tables_as_at_v0",
+        test="tests/train/vector/test_gym_vector_env.py::test_the_numba_heuristic_plays_at_v1_tables_as_at_v0",
         why="the batched heuristic is handed v1 rows it cannot read at a v1 learner's table",
     ),
     Mutant(
@@ -882,7 +882,7 @@ MUTANTS: list[Mutant] = [
         file="train/expert/iteration.py",
         old="    if meta[\"layout_version\"] < cfg[\"env_version\"]:\n",
         new="    if False:\n",
-        test="tests/train/test_expert_iteration.py::"
+        test="tests/train/expert/test_iteration.py::"
              "test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before",
         why="expert iteration's init_widen copies the v0 network without widening it",
     ),
@@ -891,7 +891,7 @@ MUTANTS: list[Mutant] = [
         file="train/belief_model/observer_positions.py",
         old="    holders[list(decoded[\"discard\"])] = -1\n",
         new="",
-        test="tests/train/test_observer_positions.py::"
+        test="tests/train/belief_model/test_observer_positions.py::"
              "test_positions_carry_the_truth_and_the_observers_own_moves",
         why="the belief's data counts the discard pile's cards as hidden",
     ),
@@ -908,7 +908,7 @@ MUTANTS: list[Mutant] = [
         file="agents/search_options.py",
         old='    if o.get("belief_path") is not None and determinize != "belief":\n',
         new='    if False:\n',
-        test="tests/agents/test_weights_file.py::"
+        test="tests/agents/common/test_weights_file.py::"
              "test_the_search_bot_says_its_missing_belief_model_is_not_found",
         why="a belief model passed to a search that does not read it is silently ignored",
     ),
@@ -919,7 +919,7 @@ MUTANTS: list[Mutant] = [
              "            self.seat_logprior = np.log(np.maximum(self.type_posterior(), 1e-6))\n"
              "        elif not hasattr(self, \"seat_logprior\"):"),
         new="        if False:\n            pass\n        else:",
-        test="tests/agents/test_opponent_types.py::test_the_posterior_carries_across_deals_and_resets_when_told",
+        test="tests/agents/belief/test_opponent_types.py::test_the_posterior_carries_across_deals_and_resets_when_told",
         why="reset() between deals drops what the filter learnt of who the opponent is",
     ),
     Mutant(
@@ -927,7 +927,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/particles.py",
         old="        post = self.world_type_posterior(idx)\n",
         new="        post = np.repeat(self.type_posterior()[None], count, axis=0)\n",
-        test="tests/agents/test_opponent_types.py::test_each_rollout_world_plays_the_type_it_was_weighed_with",
+        test="tests/agents/belief/test_opponent_types.py::test_each_rollout_world_plays_the_type_it_was_weighed_with",
         why="a rollout world's opponent type is drawn regardless of what that world says",
     ),
     Mutant(
@@ -935,7 +935,7 @@ MUTANTS: list[Mutant] = [
         file="agents/typed_rollouts.py",
         old="        style = style_of[k] if k >= 0 else HEURISTIC\n",
         new="        style = HEURISTIC\n",
-        test="tests/agents/test_opponent_types.py::test_typed_rollout_moves_are_each_types_own_bot",
+        test="tests/agents/belief/test_opponent_types.py::test_typed_rollout_moves_are_each_types_own_bot",
         why="the type rollouts play the heuristic at every seat",
     ),
     Mutant(
@@ -943,7 +943,7 @@ MUTANTS: list[Mutant] = [
         file="agents/tournament/worker.py",
         old="            p.set_opponent_prior(prior)\n",
         new="            pass\n",
-        test="tests/agents/test_opponent_types.py::test_the_repeated_opponent_mode_carries_the_posterior_between_rotations",
+        test="tests/agents/belief/test_opponent_types.py::test_the_repeated_opponent_mode_carries_the_posterior_between_rotations",
         why="search?carry_posterior=1 starts every rotation knowing nothing of the opponent",
     ),
     # ---- independent references for the numba kernels (issue 60) ----
@@ -952,7 +952,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)\n",
         new="    z = (z ^ (z >> np.uint64(26))) * np.uint64(0x94D049BB133111EB)\n",
-        test="tests/pis_env/test_batched_draws.py::test_the_stream_is_splitmix64_with_lemires_reduction",
+        test="tests/pis_env/batched/test_draws.py::test_the_stream_is_splitmix64_with_lemires_reduction",
         why="the games' random stream is not splitmix64: an unvetted generator",
     ),
     Mutant(
@@ -962,7 +962,7 @@ MUTANTS: list[Mutant] = [
              "        j = rand_below(rng, b, i + 1)\n"),
         new=("    for i in range(NUM_CARDS - 1, 0, -1):\n"
              "        j = rand_below(rng, b, i)\n"),
-        test="tests/pis_env/test_batched_draws.py::test_a_seeded_deal_is_a_uniform_shuffle_from_a_uniform_dealer",
+        test="tests/pis_env/batched/test_draws.py::test_a_seeded_deal_is_a_uniform_shuffle_from_a_uniform_dealer",
         why="a seeded deal's shuffle is Sattolo's (no card stays in place): not uniform",
     ),
     Mutant(
@@ -970,7 +970,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="        dealer = rand_below(rng, b, n)\n",
         new="        dealer = rand_below(rng, b, n - 1)\n",
-        test="tests/pis_env/test_batched_draws.py::test_a_seeded_deal_is_a_uniform_shuffle_from_a_uniform_dealer",
+        test="tests/pis_env/batched/test_draws.py::test_a_seeded_deal_is_a_uniform_shuffle_from_a_uniform_dealer",
         why="a seeded match's dealer is never the last seat",
     ),
     Mutant(
@@ -978,7 +978,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="    for i in range(k - 1, 0, -1):\n        j = rand_below(rng, b, i + 1)\n",
         new="    for i in range(k - 1, 0, -1):\n        j = rand_below(rng, b, i)\n",
-        test="tests/pis_env/test_batched_draws.py::test_a_reshuffle_is_a_uniform_permutation_of_the_pile_under_its_top",
+        test="tests/pis_env/batched/test_draws.py::test_a_reshuffle_is_a_uniform_permutation_of_the_pile_under_its_top",
         why="a reshuffled stock is Sattolo's permutation of the pile: not uniform",
     ),
     Mutant(
@@ -986,7 +986,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="            learner[b, L_SEAT] = rand_below(seat_rng, b, n)\n",
         new="            learner[b, L_SEAT] = rand_below(seat_rng, b, n - 1)\n",
-        test="tests/pis_env/test_batched_draws.py::test_a_random_learner_seat_is_redrawn_uniformly_for_every_match",
+        test="tests/pis_env/batched/test_draws.py::test_a_random_learner_seat_is_redrawn_uniformly_for_every_match",
         why="a reset never seats a random learner at the last seat",
     ),
     Mutant(
@@ -994,7 +994,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/stepping.py",
         old="                            learner[b, K.L_SEAT] = K.rand_below(seat_rng, b, n)\n",
         new="                            learner[b, K.L_SEAT] = learner[b, K.L_SEAT]\n",
-        test="tests/pis_env/test_batched_draws.py::test_a_random_learner_seat_is_redrawn_uniformly_for_every_match",
+        test="tests/pis_env/batched/test_draws.py::test_a_random_learner_seat_is_redrawn_uniformly_for_every_match",
         why="a random learner seat is drawn at reset only, never again for a new match",
     ),
     Mutant(
@@ -1003,7 +1003,7 @@ MUTANTS: list[Mutant] = [
         old=("                            K.draw_opponents(kinds, b, n, cum, table,"
              " per_game, mix_rng)\n"),
         new="                            pass\n",
-        test="tests/pis_env/test_batched_draws.py::test_opponents_are_drawn_per_seat_at_the_configured_shares",
+        test="tests/pis_env/batched/test_draws.py::test_opponents_are_drawn_per_seat_at_the_configured_shares",
         why="a game plays the opponents drawn at reset for every later match",
     ),
     Mutant(
@@ -1011,7 +1011,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/env.py",
         old="        cum = np.cumsum(w / w.sum())\n",
         new="        cum = np.cumsum(w[::-1] / w.sum())\n",
-        test="tests/pis_env/test_batched_draws.py::test_opponents_are_drawn_per_seat_at_the_configured_shares",
+        test="tests/pis_env/batched/test_draws.py::test_opponents_are_drawn_per_seat_at_the_configured_shares",
         why="the opponent mix's weights go to the kinds in reverse order",
     ),
     Mutant(
@@ -1019,7 +1019,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="            while j < cum.shape[0] - 1 and u >= cum[j]:\n",
         new="            while j < cum.shape[0] - 1 and u >= cum[j + 1]:\n",
-        test="tests/pis_env/test_batched_draws.py::test_the_draw_kernel_reaches_every_kind_of_a_mix",
+        test="tests/pis_env/batched/test_draws.py::test_the_draw_kernel_reaches_every_kind_of_a_mix",
         why="the mix's draw shifts every share down one kind: the last kind is never drawn",
     ),
     Mutant(
@@ -1027,7 +1027,7 @@ MUTANTS: list[Mutant] = [
         file="pis_env/batched/kernels.py",
         old="        if seat == 0 or not per_game:\n",
         new="        if seat == 0 or per_game:\n",
-        test="tests/pis_env/test_batched_draws.py::test_opponents_drawn_per_game_share_one_kind_at_the_configured_shares",
+        test="tests/pis_env/batched/test_draws.py::test_opponents_drawn_per_game_share_one_kind_at_the_configured_shares",
         why="per_game draws each seat on its own (and per seat draws one kind for all)",
     ),
     Mutant(
@@ -1037,7 +1037,7 @@ MUTANTS: list[Mutant] = [
              " u, v, out)\n"),
         new=("            mix(out, np.ascontiguousarray(rows[:, K.LEGAL]), self.epsilon,"
              " u, u, out)\n"),
-        test="tests/agents/test_panel_mixing.py::test_a_panel_policy_plays_a_uniform_random_move_at_its_epsilon[0.25]",
+        test="tests/agents/panel/test_mixing.py::test_a_panel_policy_plays_a_uniform_random_move_at_its_epsilon[0.25]",
         why="the panel's random moves reuse the mixing draw: only the low legal moves come up",
     ),
     Mutant(
@@ -1047,7 +1047,7 @@ MUTANTS: list[Mutant] = [
              " u, v, out)\n"),
         new=("            mix(out, np.ascontiguousarray(rows[:, K.LEGAL]), self.epsilon"
              " / 2, u, v, out)\n"),
-        test="tests/agents/test_panel_mixing.py::test_a_panel_policy_plays_a_uniform_random_move_at_its_epsilon[0.8]",
+        test="tests/agents/panel/test_mixing.py::test_a_panel_policy_plays_a_uniform_random_move_at_its_epsilon[0.8]",
         why="a panel style mixes at half its epsilon",
     ),
     Mutant(
@@ -1055,7 +1055,7 @@ MUTANTS: list[Mutant] = [
         file="agents/typed_rollouts.py",
         old="        e = eps_of[k]\n",
         new="        e = eps_of[-1]\n",
-        test="tests/agents/test_panel_mixing.py::test_typed_rollouts_play_each_types_style_mixed_at_its_own_epsilon",
+        test="tests/agents/panel/test_mixing.py::test_typed_rollouts_play_each_types_style_mixed_at_its_own_epsilon",
         why="every rollout type mixes at the last type's epsilon, not its own",
     ),
     Mutant(
@@ -1063,7 +1063,7 @@ MUTANTS: list[Mutant] = [
         file="agents/typed_rollouts.py",
         old="        v[b] = K.rand_unit(rng, b)\n",
         new="        v[b] = u[b]\n",
-        test="tests/agents/test_panel_mixing.py::test_the_rows_uniforms_are_two_draws_of_each_rows_own_stream",
+        test="tests/agents/panel/test_mixing.py::test_the_rows_uniforms_are_two_draws_of_each_rows_own_stream",
         why="a rollout row's random move reuses its mixing draw",
     ),
     Mutant(
@@ -1071,7 +1071,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="    for i in range(st[b, K.SPOS], st[b, K.SLEN]):\n        if stock[b, i] == x:\n",
         new="    for i in range(st[b, K.SPOS] + 1, st[b, K.SLEN]):\n        if stock[b, i] == x:\n",
-        test="tests/agents/test_world_kernels.py::test_a_relabel_exchanges_two_names_in_hands_live_stock_and_recorded_hands",
+        test="tests/agents/belief/test_world_kernels.py::test_a_relabel_exchanges_two_names_in_hands_live_stock_and_recorded_hands",
         why="a renaming leaves the next card to be drawn under its old name (a card twice)",
     ),
     Mutant(
@@ -1081,7 +1081,7 @@ MUTANTS: list[Mutant] = [
              " t], bx, by)\n"),
         new=("    for t in range(used - 1):\n        dec_hand[b, t] ="
              " _swap_bits(dec_hand[b, t], bx, by)\n"),
-        test="tests/agents/test_world_kernels.py::test_a_relabel_exchanges_two_names_in_hands_live_stock_and_recorded_hands",
+        test="tests/agents/belief/test_world_kernels.py::test_a_relabel_exchanges_two_names_in_hands_live_stock_and_recorded_hands",
         why="a renaming leaves the latest recorded hand under the old names",
     ),
     Mutant(
@@ -1089,7 +1089,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        if st[b, K.OVER] == 0:\n            apply_action(",
         new="        if True:\n            apply_action(",
-        test="tests/agents/test_world_kernels.py::test_refreshed_legal_masks_and_a_step_in_every_world_are_the_engines",
+        test="tests/agents/belief/test_world_kernels.py::test_refreshed_legal_masks_and_a_step_in_every_world_are_the_engines",
         why="the action is applied in worlds whose deal is over too",
     ),
     Mutant(
@@ -1097,7 +1097,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="            j = lo + rand_below(rng, b, i - lo + 1)\n",
         new="            j = lo + rand_below(rng, b, i - lo)\n",
-        test="tests/agents/test_world_kernels.py::test_a_shuffle_of_the_stocks_permutes_what_is_left_uniformly",
+        test="tests/agents/belief/test_world_kernels.py::test_a_shuffle_of_the_stocks_permutes_what_is_left_uniformly",
         why="resampled worlds' stocks get Sattolo's shuffle: no card stays in place",
     ),
     Mutant(
@@ -1105,7 +1105,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        hidden = (held | _stock_mask(stock, st, b)) & ~public\n",
         new="        hidden = held\n",
-        test="tests/agents/test_world_kernels.py::test_proposals_pair_every_hidden_opponent_card_with_every_other_holders_card",
+        test="tests/agents/belief/test_world_kernels.py::test_proposals_pair_every_hidden_opponent_card_with_every_other_holders_card",
         why="rejuvenation only exchanges cards between opponents, never with the stock",
     ),
     Mutant(
@@ -1115,7 +1115,7 @@ MUTANTS: list[Mutant] = [
              "            if ((h & bx) != 0)"),
         new=("        for t in range(used - 1):\n"
              "            h = dec_hand[b, t]\n            if ((h & bx) != 0)"),
-        test="tests/agents/test_world_kernels.py::test_proposals_pair_every_hidden_opponent_card_with_every_other_holders_card",
+        test="tests/agents/belief/test_world_kernels.py::test_proposals_pair_every_hidden_opponent_card_with_every_other_holders_card",
         why="a proposal's count of changed decisions misses the latest one",
     ),
     Mutant(
@@ -1123,7 +1123,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="                rows[k, K.LEGAL] = legal_of(rows, k, cfg)\n",
         new="                rows[k, K.LEGAL] = dec_rows[t, K.LEGAL]\n",
-        test="tests/agents/test_world_kernels.py::test_swapped_rows_are_the_changed_decisions_with_the_movers_hand_renamed",
+        test="tests/agents/belief/test_world_kernels.py::test_swapped_rows_are_the_changed_decisions_with_the_movers_hand_renamed",
         why="a renamed decision keeps the legal moves of the hand it had",
     ),
     Mutant(
@@ -1131,7 +1131,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        for k in range(hands.shape[1]):\n",
         new="        for k in range(hands.shape[1] - 1):\n",
-        test="tests/agents/test_world_kernels.py::test_hand_bits_are_the_cards_of_each_mask",
+        test="tests/agents/belief/test_world_kernels.py::test_hand_bits_are_the_cards_of_each_mask",
         why="the belief's card bits leave out the last opponent's hand",
     ),
     Mutant(
@@ -1139,7 +1139,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        st[b, K.LEGAL] = legal_of(st, b, cfg)\n        repaired[b] = 1 if",
         new="        repaired[b] = 1 if",
-        test="tests/agents/test_world_kernels.py::test_a_repair_makes_a_played_card_legal_by_renaming_hidden_cards_only",
+        test="tests/agents/belief/test_world_kernels.py::test_a_repair_makes_a_played_card_legal_by_renaming_hidden_cards_only",
         why="a repaired world keeps its old legal mask: every repair reads as failed",
     ),
     Mutant(
@@ -1147,7 +1147,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="                    stock_pool &= ~(np.int64(1) << np.int64(y))\n",
         new="",
-        test="tests/agents/test_world_kernels.py::test_a_repair_makes_an_opening_draw_legal_by_taking_the_clubs_away",
+        test="tests/agents/belief/test_world_kernels.py::test_a_repair_makes_an_opening_draw_legal_by_taking_the_clubs_away",
         why="an opening draw's repair renames two clubs with the same stock card",
     ),
     Mutant(
@@ -1155,7 +1155,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="        for i in range(cards.shape[0]):\n            pos = start + i\n",
         new="        for i in range(cards.shape[0] - 1):\n            pos = start + i\n",
-        test="tests/agents/test_world_kernels.py::test_the_observers_draws_are_put_on_top_of_every_worlds_stock",
+        test="tests/agents/belief/test_world_kernels.py::test_the_observers_draws_are_put_on_top_of_every_worlds_stock",
         why="the observer's last drawn card is not put on the worlds' stocks",
     ),
     Mutant(
@@ -1179,7 +1179,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="    return K.nth_bit(pool, start)\n",
         new="    return lowbit_index(pool)\n",
-        test="tests/agents/test_world_kernels.py::"
+        test="tests/agents/belief/test_world_kernels.py::"
              "test_a_repair_picks_the_first_candidate_from_a_random_start_that_keeps_history",
         why="a repair with no history-keeping candidate always renames with the lowest card",
     ),
@@ -1190,7 +1190,7 @@ MUTANTS: list[Mutant] = [
              "        new = _swap_bits(h, bx, by)\n        if new != h:\n            for f"),
         new=("    for t in range(used - 1):\n        h = dec_hand[b, t]\n"
              "        new = _swap_bits(h, bx, by)\n        if new != h:\n            for f"),
-        test="tests/agents/test_world_kernels.py::"
+        test="tests/agents/belief/test_world_kernels.py::"
              "test_a_repair_picks_the_first_candidate_from_a_random_start_that_keeps_history",
         why="a repair's history check leaves out the latest decision",
     ),
@@ -1199,7 +1199,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="                if s != m:\n",
         new="                if s == m:\n",
-        test="tests/agents/test_world_kernels.py::"
+        test="tests/agents/belief/test_world_kernels.py::"
              "test_an_opening_repair_takes_another_opponents_cards_when_the_stock_is_public",
         why="a draw's repair falls back to the mover's own cards instead of the other hands'",
     ),
@@ -1208,7 +1208,7 @@ MUTANTS: list[Mutant] = [
         file="agents/belief/worlds.py",
         old="                        pool = _stock_mask(stock, st, b) & ~known\n",
         new="                        pool = _stock_mask(stock, st, b) & ~known & ~public\n",
-        test="tests/agents/test_world_kernels.py::"
+        test="tests/agents/belief/test_world_kernels.py::"
              "test_an_observers_draw_held_by_an_opponent_is_renamed_with_a_public_stock_card_last",
         why="an observer's draw held by an opponent kills the world when the stock is public",
     ),
@@ -1217,7 +1217,7 @@ MUTANTS: list[Mutant] = [
         file="agents/panel/models.py",
         old="        self.epsilon = 1.0 - (1.0 - epsilon) * (1.0 - bot_epsilon)\n",
         new="        self.epsilon = 1.0 - (1.0 - epsilon)\n",
-        test="tests/agents/test_panel_mixing.py::"
+        test="tests/agents/panel/test_mixing.py::"
              "test_a_style_bots_model_gives_the_probabilities_its_batched_bot_plays_with[greedy_eps]",
         why="a style bot's opponent model leaves out the bot's own epsilon",
     ),

@@ -1,5 +1,5 @@
 """Record the shipped belief models' probabilities that
-``tests/agents/test_shipped_beliefs.py`` then holds every later version of the code to.
+``tests/agents/belief/test_shipped_beliefs.py`` then holds every later version of the code to.
 
     python scripts/record_shipped_beliefs.py
 
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))  # for ``tests``
 
 import numpy as np  # noqa: E402
 
-from tests.agents.test_shipped_beliefs import FIXTURE, beliefs_in_play  # noqa: E402
+from tests.agents.belief.test_shipped_beliefs import FIXTURE, beliefs_in_play  # noqa: E402
 
 if __name__ == "__main__":
     arrays = {f"belief_{n}p": beliefs_in_play(n).astype(np.float32) for n in (2, 4)}

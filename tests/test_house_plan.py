@@ -1,5 +1,6 @@
 """The plan of the house: the import graph has no circles, the rooms keep their size, no
-attribute shadows a module, and every module path written as a string resolves.
+attribute shadows a module, every module path written as a string resolves, and the tests
+mirror the rooms (each in its package's folder, named by what it checks).
 
 The graph is read from the source (every ``import``, also inside functions, and
 ``importlib.import_module`` with a constant), between the project's own modules, so an
@@ -362,3 +363,59 @@ def test_no_dates_in_the_code():
              if DATE.search(line)]
     assert dated == []
     assert DATE.search("the default until 2026-12-04,") and not DATE.search("v2026-1")
+
+
+# ---------------------------------------------------------------------- the tests' own plan
+#: A test file named for where it was put, not for what it checks.
+CATCH_ALL = re.compile(r"_(units|plumbing|edges|misc)$")
+
+
+def misplaced_tests(root: Path = ROOT) -> list[str]:
+    """``tests/`` mirrors the source: every folder of ``tests/<package>/`` is a package of
+    the source at the same path; a test file at the top of a folder is not named after a
+    package below that folder's package (``tests/agents/test_web_*.py`` belongs in
+    ``tests/agents/ui/web/``); and no test file has a catch-all name."""
+    bad = []
+    tests = root / "tests"
+    for path in sorted(tests.rglob("test_*.py")):
+        if CATCH_ALL.search(path.stem):
+            bad.append(f"{path.relative_to(root)}: a catch-all name")
+    for package in PACKAGES:
+        for folder in sorted(p for p in [tests / package, *(tests / package).rglob("*")]
+                             if p.is_dir() and p.name != "__pycache__"):
+            source = root / folder.relative_to(tests)
+            if not (source / "__init__.py").is_file():
+                bad.append(f"{folder.relative_to(root)}: no package {source.relative_to(root)}")
+                continue
+            below = {p.parent.name for p in source.rglob("__init__.py") if p.parent != source}
+            for path in sorted(folder.glob("test_*.py")):
+                words = path.stem.removeprefix("test_")
+                named = sorted(s for s in below if words == s or words.startswith(f"{s}_"))
+                if named:
+                    bad.append(f"{path.relative_to(root)}: a test of {named[0]}, at the top")
+    return bad
+
+
+def test_the_tests_mirror_the_source_and_are_named_by_behaviour():
+    assert misplaced_tests() == []
+
+
+def test_the_test_plan_finds_a_misplaced_or_catch_all_test(tmp_path):
+    for package in ("pis_env/batched", "agents/ui/web", "train/common"):
+        for part in range(1, package.count("/") + 2):
+            folder = tmp_path / Path(*package.split("/")[:part])
+            folder.mkdir(exist_ok=True)
+            (folder / "__init__.py").touch()
+        (tmp_path / "tests" / package).mkdir(parents=True)
+    for test in ("agents/test_web_api.py", "agents/ui/test_web.py", "agents/ui/web/test_api.py",
+                 "train/common/test_league_units.py", "pis_env/test_batched_draws.py",
+                 "pis_env/test_cards.py"):
+        (tmp_path / "tests" / test).touch()
+    (tmp_path / "tests" / "agents" / "tournament").mkdir()
+    assert misplaced_tests(tmp_path) == [
+        "tests/train/common/test_league_units.py: a catch-all name",
+        "tests/pis_env/test_batched_draws.py: a test of batched, at the top",
+        "tests/agents/test_web_api.py: a test of web, at the top",
+        "tests/agents/tournament: no package agents/tournament",
+        "tests/agents/ui/test_web.py: a test of web, at the top",
+    ]

@@ -1,10 +1,10 @@
 """The greedy bot (``agents.greedy.bot``) ported to numba: one call decides for a batch.
 
 It reads a ``pis_env.batched.BatchedGame``'s state arrays (the current player's hand and
-legal set), so it needs no observation; ``tests/pis_env/test_batched.py`` holds it equal to the
-reference move by move. ``GreedyPolicy`` is the batch bot: ``policy(game)`` for every
-game, and ``policy.state_actions(game, games)``, the form ``BatchedEnv`` calls for the
-games waiting on it (no observation built).
+legal set), so it needs no observation; ``tests/pis_env/batched/test_differential.py``
+holds it equal to the reference move by move. ``GreedyPolicy`` is the batch bot:
+``policy(game)`` for every game, and ``policy.state_actions(game, games)``, the form
+``BatchedEnv`` calls for the games waiting on it (no observation built).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   re-exported here, so ``agents.heuristic.HeuristicAgent`` is the bot.
 * ``agents.heuristic.batched``: ``choose`` ported to numba and ``HeuristicPolicy``, one
   kernel call for a batch of games of ``pis_env.batched``; it imports numba, so it is
-  imported only when asked for. ``tests/agents/test_batched_heuristic.py`` holds the two equal.
+  imported only when asked for. ``tests/agents/heuristic/test_batched.py`` holds the two equal.
 
 A change to the bot's play is made in both files, in the same commit.
 """

@@ -5,7 +5,7 @@ decides for every game.
 int64 bit masks, with the same float64 arithmetic in the same order (so equal scores tie
 the same way: the lowest action id wins) and the same tie-breaks. The reference bot is
 deterministic (it never draws from its RNG), so the batched one makes exactly its choices;
-``tests/agents/test_batched_heuristic.py`` holds them equal on thousands of positions.
+``tests/agents/heuristic/test_batched.py`` holds them equal on thousands of positions.
 
 Two front ends feed the kernel the facts the reference reads from an observation:
 

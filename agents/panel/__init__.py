@@ -6,7 +6,7 @@ set and an evaluation set.
   (:func:`batched_policy`); ``mc`` (a search) and ``ppo_v2`` (a torch network) are the
   costly ones.
 * :data:`EVALUATION_SET`: bots that nothing in training or modelling may use, so that a
-  score against them measures play against strangers. ``tests/agents/test_panel.py``
+  score against them measures play against strangers. ``tests/agents/panel/test_panel.py``
   fails when a config's league, teacher or opponents, a ``DEFAULT_*`` constant, an
   opponent-model spec or a rollout policy names one (``eval`` sections may);
   :func:`evaluation_names` finds them in a config, for a config check to refuse.

@@ -4,7 +4,7 @@ particle filter's worlds).
 
 ``choose`` is ``agents.panel.styles.choose`` on int64 bit masks, dispatching on the style
 id, with the same tie-breaks (the lowest card id); ``mix`` is ``styles.mixed_action``.
-``tests/agents/test_panel.py`` holds every style equal to its Python bot on positions of
+``tests/agents/panel/test_panel.py`` holds every style equal to its Python bot on positions of
 random and self-play deals.
 
 ``PanelPolicy(num_games, style, epsilon=0.0, seed=None)`` is the batched bot:

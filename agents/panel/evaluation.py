@@ -1,5 +1,5 @@
 """The evaluation set's own bots: styles that nothing in training or modelling may use
-(``agents.panel.EVALUATION_SET``; ``tests/agents/test_panel.py`` enforces it).
+(``agents.panel.EVALUATION_SET``; ``tests/agents/panel/test_panel.py`` enforces it).
 
 They have no numba port on purpose: no rollout and no opponent model can play them. Each
 reads its observation with ``agents.heuristic.ObservationReader`` and is deterministic

@@ -3,9 +3,9 @@
 The rules are those of :class:`pis_env.engine.GameState` (every option of RULES.md), the
 observations those of :class:`pis_env.observation.ObservationEncoder`, the masks those of
 ``pis_env.aec.mask_array`` and the rewards those of ``pis_env.aec.deal_rewards``; a
-differential test (``tests/pis_env/test_batched.py``) holds them equal step by step on stacked
-decks. What differs is only randomness: shuffles, dealers and reshuffles come from one
-splitmix64 stream per game, not from ``numpy.random.Generator``.
+differential test (``tests/pis_env/batched/test_differential.py``) holds them equal step by
+step on stacked decks. What differs is only randomness: shuffles, dealers and reshuffles
+come from one splitmix64 stream per game, not from ``numpy.random.Generator``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Plain-Python references for what the batched code draws at random: the splitmix64
 stream written on Python ints, and the check that rows are uniform permutations.
 
-Shared by the tests of the batched engine's draws (``test_batched_draws.py``), the
-panel's mixing and the typed rollouts (``tests/agents/test_panel_mixing.py``) and the
-particle filter's helpers (``tests/agents/test_world_kernels.py``).
+Shared by the tests of the batched engine's draws (``batched/test_draws.py``), the
+panel's mixing and the typed rollouts (``tests/agents/panel/test_mixing.py``) and the
+particle filter's helpers (``tests/agents/belief/test_world_kernels.py``).
 """
 
 from __future__ import annotations

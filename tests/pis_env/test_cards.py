@@ -1,4 +1,5 @@
-"""Card ids, names, parsing and penalty points (RULES.md, Cards and ids, Going out and scoring)."""
+"""Card ids, names, parsing and penalty points, of a card and of a hand (RULES.md, Cards
+and ids, Going out and scoring)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from pis_env.cards import (
     rank_of,
     suit_of,
 )
+from pis_env.engine import GameState
+from pis_env.rules import Rules
 from tests.pis_env import reference_rules as ref
 
 
@@ -140,3 +143,16 @@ def test_masks():
 def test_parse_error_says_what_is_wrong_with_the_card(bad, kind):
     with pytest.raises(ValueError, match=rf"not a card: .*\({kind}; a card is an int id 0\.\.51"):
         parse_card(bad)
+
+
+def test_hand_points_are_the_points_of_each_players_cards():
+    deck = [parse_card(c) for c in ("AC", "KD", "10H", "2S", "7C", "8D", "JH", "QS")]
+    deck += [c for c in range(52) if c not in deck]
+    state = GameState(Rules(num_players=2), deck=deck, dealer=1)
+    # dealt one at a time from the dealer's left: seat 0 gets AC, 10H, 7C, JH, ...
+    hands = [sorted(card_name(c) for c in range(52) if state.hands[p] >> c & 1)
+             for p in range(2)]
+    points = {"J": 25, "7": 20, "A": 15, "K": 10, "Q": 10}  # RULES.md; the rest face value
+    want = [sum(points.get(name[:-1]) or int(name[:-1]) for name in hand) for hand in hands]
+    assert [state.hand_points(p) for p in range(2)] == want
+    assert want[0] != want[1]

@@ -1,5 +1,6 @@
 """``GameState.from_position``: a state rebuilt from a position's public fields is that
-position, field for field, and plays on exactly as the original does.
+position, field for field, plays on exactly as the original does, and is of an unfinished
+match unless told.
 
 The batched engine's ``game_state`` and the bots' search states are built this way, so
 a field it drops or mistypes would only show as a bot that plays a slightly wrong game.
@@ -140,3 +141,15 @@ def test_a_finished_deals_result_is_kept():
     assert rebuilt.charges is not state.charges and rebuilt.winners is not state.winners
     assert all(type(w) is bool for w in rebuilt.winners)
     assert rebuilt.legal_mask() == 0
+
+
+def test_a_position_is_of_an_unfinished_match_unless_told():
+    state = GameState(Rules(num_players=2), seed=5)
+    rebuilt = GameState.from_position(
+        state.rules, hands=state.hands, stock=state.stock, pile=state.pile, top=state.top,
+        active_suit=state.active_suit, pending_sevens=state.pending_sevens,
+        phase=state.phase, has_drawn=state.has_drawn, direction=state.direction,
+        current=state.current, dealer=state.dealer, opened=state.opened,
+        drew_on=state.drew_on, turns=state.turns, deal_index=state.deal_index,
+        totals=state.totals)
+    assert rebuilt.match_over is False and rebuilt.end_reason is None

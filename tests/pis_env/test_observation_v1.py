@@ -421,7 +421,7 @@ def test_the_batched_engine_writes_v1_byte_for_byte(n, options):
     rows equal ``ObservationEncoderV1`` on the engine stepped by the same actions (with
     the batched game's reshuffles, as ``test_batched`` scripts them)."""
     from pis_env.batched import BatchedGame, RandomPolicy
-    from tests.pis_env.test_batched import reference_state
+    from tests.pis_env.batched.test_differential import reference_state
 
     rules = Rules.from_options(num_players=n, **options)
     B = 96

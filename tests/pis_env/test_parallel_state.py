@@ -1,5 +1,6 @@
-"""``state()`` / ``state_space`` (the whole deal, for centralized critics) and the turn-based
-``parallel_env`` of both env versions (PettingZoo's ``parallel_api_test``)."""
+"""``state()`` / ``state_space`` (the whole deal, for centralized critics; a fresh
+float32 array) and the turn-based ``parallel_env`` of both env versions (PettingZoo's
+``parallel_api_test``; the render settings and rules it keeps)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
 
+import pis_env
 from pis_env import pis_yedili_v0, pis_yedili_v1
 from pis_env.privileged import privileged_features
+from pis_env.render import render_table
 
 VERSIONS = [pis_yedili_v0, pis_yedili_v1]
 
@@ -72,3 +75,22 @@ def test_the_state_tells_apart_deals_that_look_alike_to_every_seat_but_one():
 def test_state_before_reset_is_a_clear_error():
     with pytest.raises(RuntimeError, match="before reset"):
         pis_yedili_v1.raw_env().state()
+
+
+def test_the_parallel_view_keeps_its_render_settings_and_rules():
+    par = pis_yedili_v0.parallel_env(render_mode="ansi", render_view="player_1",
+                                     num_players=3, draw_rule="one")
+    aec = par.aec_env.unwrapped
+    assert aec.render_mode == "ansi" and aec.render_view == "player_1"
+    assert aec.rules.num_players == 3 and aec.rules.draw_rule == "one"
+    par.reset(seed=4)
+    assert par.render() == render_table(aec.game, 1)
+
+
+def test_state_is_float32_and_a_fresh_array():
+    env = pis_env.raw_env()
+    env.reset(seed=1)
+    first = env.state()
+    assert first.dtype == np.float32 and first.shape == env.state_space.shape
+    first[:] = 7.0
+    assert not np.array_equal(env.state(), first)

@@ -1,5 +1,6 @@
 """rgb_array rendering: frames show what their seat may see, and the recorders of
-gymnasium, PettingZoo and SB3 write videos of a deal from them.
+gymnasium, PettingZoo and SB3 write videos of a deal from them; the text views of a fixed
+seat and ``"human"`` mode, and the render arguments refused word for word.
 
 The reference for "what a seat may see" is not the renderer: it is the engine's own
 ``determinize`` (a clone whose hidden cards are dealt anew, public counts kept) and the
@@ -348,3 +349,37 @@ def test_sb3_vec_video_recorder_writes_frames(tmp_path):
     recorded = _read_video(videos[0])
     assert len(recorded) >= length
     _close(recorded[:length], expected[:length])
+
+
+def test_render_without_a_mode_warns_in_words():
+    env = pis_env.raw_env()
+    env.reset(seed=0)
+    with pytest.warns(UserWarning) as record:
+        assert env.render() is None
+    # gymnasium's logger colours the line: WARN: and the message, nothing else
+    assert str(record[0].message) == (
+        "\x1b[33mWARN: render() called without a render_mode; set render_mode.\x1b[0m")
+
+
+def test_a_fixed_seats_view_and_human_mode(capsys):
+    env = pis_env.raw_env(num_players=3, render_mode="human", render_view="player_2")
+    env.reset(seed=5)
+    capsys.readouterr()
+    assert env.render() is None
+    assert capsys.readouterr().out == render_table(env.game, 2) + "\n"
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert capsys.readouterr().out == render_table(env.game, 2) + "\n"  # after every step
+
+
+def test_bad_render_arguments_are_refused_word_for_word():
+    with pytest.raises(ValueError) as e:
+        pis_env.raw_env(render_mode="rgb")
+    assert str(e.value) == ("render_mode='rgb': allowed values are None, 'human', 'ansi', "
+                            "'rgb_array'")
+    with pytest.raises(ValueError) as e:
+        pis_env.raw_env(num_players=3, render_view="player_5")
+    assert str(e.value) == ("render_view='player_5': allowed values are 'current', 'full' "
+                            "and the agent names player_0, player_1, player_2")
+    full = pis_env.raw_env(render_mode="ansi", render_view="full")
+    full.reset(seed=0)
+    assert full.render() == render_table(full.game, None, reveal=True)

@@ -1,0 +1,1 @@
+"""Tests of the ``pis_env.batched`` package."""

@@ -1,0 +1,1 @@
+"""Tests of the ``train.belief_model`` package."""

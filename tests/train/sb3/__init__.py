@@ -1,0 +1,1 @@
+"""Tests of the ``train.sb3`` package."""
