@@ -171,7 +171,7 @@ def test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front(tmp_path):
 
 
 def test_env_version_key():
-    assert C.build(None, [])["env_version"] == 0  # shipped recipes reproduce
+    assert C.build(None, []).env_version == 0  # shipped recipes reproduce
     assert "env_version: int = 0  (one of 0, 1)" in C.help_text()
     with pytest.raises(C.ConfigError, match="env_version=2: allowed values are 0, 1"):
         C.build(None, ["env_version=2"])
