@@ -88,7 +88,7 @@ def test_env_runners_on_both_nodes_train_and_export(two_nodes, tmp_path):
         samples = algo.env_runner_group.foreach_env_runner(sample_and_replay(),
                                                            local_env_runner=False)
         policy = dict(pool.items)["self@2"]
-        path = export_module(learner_state(algo), cfg["rules"], cfg["model"],
+        path = export_module(learner_state(algo), cfg.rules, cfg.model,
                              tmp_path / "policy.pt")
     finally:
         algo.stop()

@@ -114,9 +114,9 @@ def test_exported_policy_has_the_modules_logits(local_ray, tmp_path):
         assert stats["decisions"] > 0
         fitted = learner_state(algo)
         assert not np.array_equal(initial["pi.net.mlp.0.weight"], fitted["pi.net.mlp.0.weight"])
-        path = export_module(fitted, cfg["rules"], cfg["model"], tmp_path / "p.pt")
+        path = export_module(fitted, cfg.rules, cfg.model, tmp_path / "p.pt")
         module = algo.get_module(LEARNER)
-        env = make_aec_env(cfg["rules"])
+        env = make_aec_env(cfg.rules)
         env.reset(seed=0)
         obs, masks = [], []
         for _ in range(20):
@@ -170,10 +170,10 @@ def test_config_sections_merge_as_declared(tmp_path):
     ``opponents`` is replaced whole; a run's saved config reads back the same."""
     cfg = load_config(None, ["ppo.lr=3e-4", "model.fcnet_hiddens=[64]",
                              "opponents={mc: 1}", "rules.num_players=3"])
-    assert cfg["ppo"]["lr"] == 3e-4 and cfg["ppo"]["num_epochs"] == 4
-    assert cfg["model"] == {"fcnet_hiddens": [64], "fcnet_activation": "tanh",
+    assert cfg.ppo["lr"] == 3e-4 and cfg.ppo["num_epochs"] == 4
+    assert cfg.model == {"fcnet_hiddens": [64], "fcnet_activation": "tanh",
                             "vf_share_layers": False}
-    assert cfg["opponents"] == {"mc": 1.0} and cfg["rules"]["num_players"] == 3
+    assert cfg.opponents == {"mc": 1.0} and cfg.rules["num_players"] == 3
     (tmp_path / "config.yaml").write_text(dump(cfg))
     assert load_config(tmp_path / "config.yaml") == cfg
 
@@ -211,7 +211,7 @@ def test_batched_observations_are_the_aec_envs():
     from pis_env.observation import ObservationEncoder
     from train.vector.learner_batch import LearnerBatch
 
-    rules = load_config(None, TINY)["rules"]
+    rules = load_config(None, TINY).rules
     core = LearnerBatch(8, rules, opponent_mix={"heuristic": 1, "greedy": 1},
                         learner_seat="random", seed=5)
     obs = core.reset(5)

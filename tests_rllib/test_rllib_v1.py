@@ -7,6 +7,7 @@ table; a checkpoint of the other layout is refused on resume."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -71,7 +72,7 @@ def test_a_v1_run_samples_v1_and_exports_a_layout_1_policy(local_ray, tmp_path):
         bot.act(v0.observe(v0.agent_selection))
 
     # the run's evaluation seats it in duplicate-deal tournaments (eval.json)
-    out = evaluate(run, {**cfg, "eval_deals": 10, "eval_opponents": ["greedy"]}, workers=1,
+    out = evaluate(run, replace(cfg, eval_deals=10, eval_opponents=["greedy"]), workers=1,
                    log=lambda s: None)
     assert json.loads((run / "eval.json").read_text()) == out
     assert out["greedy"]["deals"] == 10
@@ -83,7 +84,7 @@ def test_the_aec_path_and_the_module_read_the_v1_observation():
     assert learner_spec(cfg).observation_space[OBS_KEY].shape == (V1,)
     v0 = learner_spec(load_config(None, ["env=aec", "opponents={heuristic: 1}"]))
     assert v0.observation_space[OBS_KEY].shape == (V0,)
-    env = make_env({"rules": cfg["rules"], "env_version": 1})
+    env = make_env({"rules": cfg.rules, "env_version": 1})
     obs, _ = env.reset(seed=0)
     (row,) = obs.values()
     expected = pis_env.pis_yedili_v1.env()

@@ -117,9 +117,9 @@ def test_config_sets_the_fragment_and_passes_the_learners():
     assert config.total_train_batch_size == 8192 * 2  # each learner trains on its batch
     assert not config.is_multi_agent
     config.validate()  # RLlib's own checks pass on this CPU-only machine: no GPU needed here
-    assert load_config(None, [])["env_runners"]["num_envs_per_env_runner"] == 256
+    assert load_config(None, []).env_runners.num_envs_per_env_runner == 256
     aec = load_config(None, ["env=aec", "opponents={heuristic: 1}"])
-    assert aec["env_runners"]["num_envs_per_env_runner"] == 16
+    assert aec.env_runners.num_envs_per_env_runner == 16
     with pytest.raises(ConfigError, match=r"needs env=vector.*'opponents=\{heuristic: 1, gre"):
         load_config(None, ["env=aec"])  # the default mix has self
     with pytest.raises(ConfigError, match="besides 'self'"):

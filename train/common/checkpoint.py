@@ -89,31 +89,31 @@ def atomic_write_text(path: Path, text: str) -> None:
     write_atomically(path, write)
 
 
-def policy_metadata(cfg: dict, model, obs_norm: dict | None = None, step: int | None = None,
+def policy_metadata(cfg: Any, model, obs_norm: dict | None = None, step: int | None = None,
                     **extra) -> dict:
     net_arch = model.policy.net_arch
     if isinstance(net_arch, list):
         net_arch = {"pi": list(net_arch), "vf": list(net_arch)}
     info = {"num_timesteps": int(model.num_timesteps if step is None else step),
-            "run_name": cfg.get("name")}
-    if cfg["policy"].get("oracle_actor"):
+            "run_name": cfg.name}
+    if cfg.policy.oracle_actor:
         info["oracle_actor"] = True  # its actor reads the hidden cards: agents.ppo refuses it
     info.update(extra)
     return make_metadata(
-        rules=cfg["rules"],
+        rules=cfg.rules,
         net_arch=net_arch,
-        activation=cfg["policy"]["activation"],
-        features=cfg["policy"]["features"],
+        activation=cfg.policy.activation,
+        features=cfg.policy.features,
         obs_norm=obs_norm,
         extra=info,
         layout_version=layout_version_of(cfg),
     )
 
 
-def layout_version_of(cfg: dict) -> int:
+def layout_version_of(cfg: Any) -> int:
     """The observation layout a ``train/sb3/run.py`` config trains on: its ``env_version``
-    (configs saved before that key existed trained on layout 0)."""
-    return int(cfg.get("env_version", 0))
+    (a saved config from before that key existed resolves to 0)."""
+    return int(cfg.env_version)
 
 
 def add_metadata(zip_path: Path, meta: dict) -> None:
@@ -195,7 +195,7 @@ class Checkpoint:
     league: dict           # League.state_dict()
 
 
-def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, Any],
+def save_checkpoint(run_dir: Path, model, league, cfg: Any, state: dict[str, Any],
                     obs_norm: dict | None = None, keep: int = 2) -> Path:
     """Writes ``checkpoints/step_<N>`` and points ``latest`` at it."""
     root = Path(run_dir) / CHECKPOINTS
@@ -218,7 +218,7 @@ def save_checkpoint(run_dir: Path, model, league, cfg: dict, state: dict[str, An
             "n_updates": int(getattr(model, "_n_updates", 0)),
             "layout_version": meta["layout_version"],  # the policy's, its env's version
             "layout_size": meta["layout_size"],
-            "rules": cfg["rules"],
+            "rules": cfg.rules,
             "obs_norm": obs_norm,
             **state,
         }
@@ -389,7 +389,7 @@ def policy_file_of(path: Path) -> Path:
     return path / "policy.pt" if (path / "policy.pt").is_file() else path / "model.zip"
 
 
-def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
+def read_initial_policy(path: str, cfg: Any) -> tuple[dict, dict | None]:
     """``(state dict of tensors, obs_norm)`` of ``init_policy``: a saved policy of
     ``train/sb3/run.py`` (``.zip`` or ``.pt``, read weights-only) for the config's table,
     observation layout (``env_version``), input features and activation, or with
@@ -399,7 +399,7 @@ def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
 
     from agents.ppo import read_policy
 
-    rules, policy = cfg["rules"], cfg["policy"]
+    rules, policy = cfg.rules, cfg.policy
     version = layout_version_of(cfg)
     widen = False  # known once the file's layout is read
     try:
@@ -408,30 +408,30 @@ def read_initial_policy(path: str, cfg: dict) -> tuple[dict, dict | None]:
         to_match = (meta["num_deals"] == 1 < rules["num_deals"]
                     and meta["num_players"] == rules["num_players"])
         widen = (have in (0, 1) and have < version) or to_match
-        own = widen and cfg.get("init_widen")
+        own = widen and cfg.init_widen
         check_layout(meta, rules["num_players"], 1 if own and to_match else rules["num_deals"],
                      source=str(path), layout_version=have if own else version)
     except (OSError, PolicyLoadError) as e:
         hint = ("; init_widen=true starts from it with zero weights on the columns the "
-                "run's layout adds" if widen and not cfg.get("init_widen") else "")
+                "run's layout adds" if widen and not cfg.init_widen else "")
         raise CheckpointError(f"init_policy: {e}{hint}") from e
-    if widen and cfg.get("init_widen"):
+    if widen and cfg.init_widen:
         meta, arrays = widen_to_layout(meta, arrays, version, str(path), rules["num_deals"])
-    arch = list(policy["net_arch"])
-    for key, have, want in (("features", meta["features"], list(policy["features"])),
-                            ("activation", meta["activation"], policy["activation"]),
+    arch = list(policy.net_arch)
+    for key, have, want in (("features", meta["features"], list(policy.features)),
+                            ("activation", meta["activation"], policy.activation),
                             ("net_arch", meta["net_arch"], {"pi": arch, "vf": arch})):
         if have != want:
             raise CheckpointError(f"init_policy {path}: its {key} is {have!r}, the "
                                   f"config's policy.{key} is {want!r}")
     critic = arrays.get("mlp_extractor.value_net.0.weight")
-    if critic is not None and policy["privileged_critic"] != (critic.shape[1] > meta["input_size"]):
+    if critic is not None and policy.privileged_critic != (critic.shape[1] > meta["input_size"]):
         raise CheckpointError(f"init_policy {path}: its critic "
                               + ("sees" if critic.shape[1] > meta["input_size"] else
                                  "does not see") + " the hidden cards, policy.privileged_critic "
-                              f"is {policy['privileged_critic']}")
+                              f"is {policy.privileged_critic}")
     norm = meta.get("obs_norm")
-    if bool(norm) != bool(policy["normalize_obs"]):
+    if bool(norm) != bool(policy.normalize_obs):
         raise CheckpointError(f"init_policy {path}: "
                               + ("it normalises its input and policy.normalize_obs is false"
                                  if norm else "policy.normalize_obs is true and it was "

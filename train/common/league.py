@@ -127,14 +127,15 @@ class League:
         self._weights: np.ndarray | None = None
 
     @classmethod
-    def from_config(cls, league_cfg: dict) -> League:
+    def from_config(cls, league_cfg: Any) -> League:
+        """The league of a run's ``league`` section (``train.sb3.config.LeagueConfig``)."""
         return cls(
-            league_cfg["opponents"],
-            pool_size=league_cfg["pool_size"],
-            prioritized=league_cfg["prioritized"],
-            priority_power=league_cfg["priority_power"],
-            window=league_cfg["window"],
-            snapshot_deterministic=league_cfg["snapshot_deterministic"],
+            league_cfg.opponents,
+            pool_size=league_cfg.pool_size,
+            prioritized=league_cfg.prioritized,
+            priority_power=league_cfg.priority_power,
+            window=league_cfg.window,
+            snapshot_deterministic=league_cfg.snapshot_deterministic,
         )
 
     @property

@@ -18,6 +18,7 @@ named by the user on the command line (``vec_env=mymodule:factory``), which
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from train.common.schema import ConfigError
 
@@ -25,30 +26,30 @@ from train.common.schema import ConfigError
 PROJECT_PACKAGES = ("pis_env", "agents", "train")
 
 
-def check_run(cfg: dict, trusted_modules: Iterable[str] = ()) -> None:
+def check_run(cfg: Any, trusted_modules: Iterable[str] = ()) -> None:
     """Raises ``ConfigError`` for anything in a resolved config that would fail later."""
-    check_vec_env(cfg["vec_env"], trusted_modules)
-    rules = cfg["rules"]
-    seats = [("league.opponents", name) for name in cfg["league"]["opponents"]
+    check_vec_env(cfg.vec_env, trusted_modules)
+    rules = cfg.rules
+    seats = [("league.opponents", name) for name in cfg.league.opponents
              if name != "self"]
-    if cfg["pretrain"]["teacher"]:
-        seats.append(("pretrain.teacher", cfg["pretrain"]["teacher"]))
-    if cfg["eval"]["deals"] > 0:
-        seats += [("eval.opponents", name) for name in cfg["eval"]["opponents"]]
+    if cfg.pretrain.teacher:
+        seats.append(("pretrain.teacher", cfg.pretrain.teacher))
+    if cfg.eval.deals > 0:
+        seats += [("eval.opponents", name) for name in cfg.eval.opponents]
     for key, name in seats:
         check_agent(key, name, rules)
-    if cfg["init_policy"]:
+    if cfg.init_policy:
         from train.common.checkpoint import CheckpointError, read_initial_policy
 
         try:
-            read_initial_policy(cfg["init_policy"], cfg)
+            read_initial_policy(cfg.init_policy, cfg)
         except CheckpointError as e:
             raise ConfigError(str(e)) from e
-    if cfg["pretrain"]["data"]:
+    if cfg.pretrain.data:
         from train.common.pretrain import load_labelled
 
         try:
-            load_labelled(cfg["pretrain"]["data"], cfg)
+            load_labelled(cfg.pretrain.data, cfg)
         except ValueError as e:
             raise ConfigError(f"pretrain.data: {e}") from e
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -270,15 +271,15 @@ def fit(policy, data: dict[str, np.ndarray], epochs: int, batch_size: int, lr: f
 LABELLED_KEYS = ("obs", "mask", "privileged", "action", "returns")
 
 
-def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
+def load_labelled(paths: list[str], cfg: Any) -> dict[str, np.ndarray]:
     """The positions of labelled ``.npz`` files as ``fit`` data: the policy input the
     run's VecEnv would give (observation, then the mask and the hidden cards as the
     config's network reads them), the labelled ``actions`` and the ``returns``.
 
     A file lacking an array, or made for another observation layout (the config's
     ``env_version``), is a ``ValueError`` naming it."""
-    rules, policy = cfg["rules"], cfg["policy"]
-    version = int(cfg["env_version"])
+    rules, policy = cfg.rules, cfg.policy
+    version = int(cfg.env_version)
     size = Layout.of(rules["num_players"], rules["num_deals"], version).size
     parts: dict[str, list] = {"x": [], "masks": [], "actions": [], "returns": []}
     for path in paths:
@@ -299,9 +300,9 @@ def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
                              f"table's observations (layout version {version}) have {size} "
                              f"entries{detail}")
         columns = [arrays["obs"].astype(np.float32)]
-        if "mask" in policy["features"]:
+        if "mask" in policy.features:
             columns.append(arrays["mask"].astype(np.float32))
-        if policy["privileged_critic"]:
+        if policy.privileged_critic:
             columns.append(arrays["privileged"].astype(np.float32))
         parts["x"].append(np.concatenate(columns, axis=1))
         parts["masks"].append(arrays["mask"].astype(bool))
@@ -310,29 +311,29 @@ def load_labelled(paths: list[str], cfg: dict) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
-def pretrain(model, vec_env, cfg: dict, log=print) -> dict[str, float]:
+def pretrain(model, vec_env, cfg: Any, log=print) -> dict[str, float]:
     """Collects the teacher's decisions from ``vec_env`` (the run's own VecEnv, without
     observation normalisation), or reads ``pretrain.data``, fits ``model``'s policy to
     them, and seeds ``vec_env`` back with the run's seed, so that PPO's first reset deals
     what it would have dealt without pretraining."""
-    p, rules = cfg["pretrain"], cfg["rules"]
+    p, rules = cfg.pretrain, cfg.rules
     t0 = time.time()
-    if p["data"]:
-        data = load_labelled(p["data"], cfg)
+    if p.data:
+        data = load_labelled(p.data, cfg)
         log(f"pretrain: {len(data['actions']):,} labelled positions from "
-            f"{len(p['data'])} file(s)")
-        stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
-                    p["value_coef"], seed=cfg["seed"], log=log)
+            f"{len(p.data)} file(s)")
+        stats = fit(model.policy, data, p.epochs, p.batch_size, p.learning_rate,
+                    p.value_coef, seed=cfg.seed, log=log)
         stats["seconds"] = time.time() - t0
         return stats
-    teacher = make_teacher(p["teacher"], rules, seed=cfg["seed"] + 7919)
-    layout_size = teacher_columns(teacher, rules, int(cfg["env_version"]))
-    data = collect(vec_env, teacher, p["decisions"], layout_size, float(cfg["ppo"]["gamma"]),
-                   seed=cfg["seed"] + 7919, log=log)
-    vec_env.seed(cfg["seed"])
+    teacher = make_teacher(p.teacher, rules, seed=cfg.seed + 7919)
+    layout_size = teacher_columns(teacher, rules, int(cfg.env_version))
+    data = collect(vec_env, teacher, p.decisions, layout_size, float(cfg.ppo.gamma),
+                   seed=cfg.seed + 7919, log=log)
+    vec_env.seed(cfg.seed)
     t1 = time.time()
-    log(f"pretrain: {len(data['rows']):,} decisions of {p['teacher']} in {t1 - t0:.0f} s")
-    stats = fit(model.policy, data, p["epochs"], p["batch_size"], p["learning_rate"],
-                p["value_coef"], seed=cfg["seed"], log=log)
+    log(f"pretrain: {len(data['rows']):,} decisions of {p.teacher} in {t1 - t0:.0f} s")
+    stats = fit(model.policy, data, p.epochs, p.batch_size, p.learning_rate,
+                p.value_coef, seed=cfg.seed, log=log)
     stats["seconds"] = time.time() - t0
     return stats

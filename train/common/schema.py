@@ -21,8 +21,12 @@ OmegaConf checks and converts the types; ``Schema`` adds what OmegaConf does not
   file is there; ``rules=PATH.yaml`` is ``rules_file``. In ``train/sb3/run.py``
   ``num_players``, when set, overrides the rules' ``num_players``.
 
-``Schema.build`` returns the resolved config as a plain dict (``rules`` expanded into every
-option), which is what a run saves in its ``config.yaml`` and what ``--resume`` reads back.
+``Schema.build`` returns the resolved config as the root dataclass (``rules`` expanded into
+every option): each component takes the section it needs (``cfg.ppo``, ``cfg.league``) and
+reads attributes, so a misspelt key fails at once and type checkers see every use.
+``as_dict`` turns it back into the plain dict a run saves in its ``config.yaml`` (``dump``)
+and ``--resume`` reads back as ``base``. The checks that relate keys (``check``) take the
+typed object too.
 """
 
 from __future__ import annotations
@@ -167,10 +171,25 @@ def _unflatten(flat: dict[str, Any]) -> dict:
     return out
 
 
-def _get(cfg: dict, path: str) -> Any:
+def _get(node: dict, path: str) -> Any:
     for p in path.split("."):
-        cfg = cfg[p]
-    return cfg
+        node = node[p]
+    return node
+
+
+def to_object(root: type, data: dict) -> Any:
+    """The plain nested dict of a resolved config as the dataclass ``root`` (its sections
+    as their dataclasses; mappings such as ``rules`` stay dicts)."""
+    hints = typing.get_type_hints(root)
+    return root(**{f.name: to_object(hints[f.name], data[f.name])
+                   if dataclasses.is_dataclass(hints[f.name]) else data[f.name]
+                   for f in dataclasses.fields(root)})
+
+
+def as_dict(cfg: Any) -> dict:
+    """A config (the typed object of ``Schema.build``, or already a dict) as a plain nested
+    dict: what a run saves in its ``config.yaml`` and ``--resume`` reads back."""
+    return dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else cfg
 
 
 # ---------------------------------------------------------------------- files
@@ -197,10 +216,11 @@ class Schema:
 
     ``prefer``: the section a shared short name belongs to. ``check(cfg) -> cfg``: what
     relates several keys (or needs the bots' registry), after every field's own limits;
-    it may resolve values (``train/sb3/run.py`` expands ``rules``)."""
+    it takes and returns the typed config and may resolve values (``train/sb3/run.py``
+    expands ``rules``)."""
 
     def __init__(self, root: type, prefer: str | None = None,
-                 check: Callable[[dict], dict] | None = None):
+                 check: Callable[[Any], Any] | None = None):
         self.root, self._check = root, check
         self.fields: dict[str, Key] = _keys(root)
         hints = typing.get_type_hints(root)
@@ -259,6 +279,10 @@ class Schema:
                               f"give its keys ({keys})")
         raise ConfigError(f"unknown config key {key!r}{self._nearest(key)}")
 
+    def _is_section(self, key: str) -> bool:
+        """A section's path (``opt``, or a nested one: ``opt.sched``), not a leaf's."""
+        return key in self.sections or any(p.startswith(key + ".") for p in self.fields)
+
     def parse_overrides(self, items: list[str]) -> dict[str, Any]:
         """``["key=value", ...]`` as a mapping of updates."""
         updates = {}
@@ -296,7 +320,7 @@ class Schema:
                 else:
                     also = f" or a {key} YAML" if file_key in self.fields else ""
                     raise ConfigError(f"{key}={value!r}: a mapping of {key} options{also}")
-            elif key in self.sections and isinstance(value, dict):
+            elif isinstance(value, dict) and self._is_section(key):
                 out.update(self.flatten({f"{key}.{k}": v for k, v in value.items()}, source))
             else:
                 out[self.canonical_key(key)] = value
@@ -350,11 +374,12 @@ class Schema:
                     from None
 
     def build(self, config_file: str | Path | None = None,
-              overrides: list[str] | dict | None = None, base: dict | None = None) -> dict:
-        """The defaults, then ``base`` (e.g. a run's saved config), the config file and the
-        overrides, checked and resolved (a plain dict)."""
+              overrides: list[str] | dict | None = None, base: Any = None) -> Any:
+        """The defaults, then ``base`` (e.g. a run's saved config, a dict or a typed
+        config), the config file and the overrides, checked and resolved: an instance of
+        ``root`` (``as_dict`` gives the plain dict)."""
         cfg = OmegaConf.structured(self.root)
-        layers = [base or {}]
+        layers = [as_dict(base) or {}]
         if config_file is not None:
             layers.append(self.load_file(config_file))
         if isinstance(overrides, dict):
@@ -363,7 +388,7 @@ class Schema:
             layers.append(self.parse_overrides(list(overrides)))
         for layer in layers:
             self._apply(cfg, self.flatten(layer))
-        out = self._check_limits(OmegaConf.to_container(cfg, resolve=False))
+        out = to_object(self.root, self._check_limits(OmegaConf.to_container(cfg, resolve=False)))
         return self._check(out) if self._check is not None else out
 
     def _check_limits(self, cfg: dict) -> dict:
@@ -412,17 +437,18 @@ class Schema:
             lines.append(f"      {f.metadata['help']}")
         return "\n".join(lines)
 
-    def hyperparameters_markdown(self, cfg: dict) -> str:
+    def hyperparameters_markdown(self, cfg: Any) -> str:
         """The resolved config as a markdown table, for TensorBoard's text tab (as CleanRL
         logs its arguments)."""
+        cfg = as_dict(cfg)
         rows = ["| key | value |", "| --- | --- |"]
         rows += [f"| {path} | {_show(_get(cfg, path))} |" for path in self.fields]
         return "\n".join(rows)
 
 
-def dump(cfg: dict) -> str:
-    """A resolved config as YAML (a run's ``config.yaml``)."""
-    return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=None)
+def dump(cfg: Any) -> str:
+    """A resolved config (typed or a dict) as YAML (a run's ``config.yaml``)."""
+    return yaml.safe_dump(as_dict(cfg), sort_keys=False, default_flow_style=None)
 
 
 def _show(value: Any) -> str:

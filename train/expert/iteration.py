@@ -52,7 +52,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +60,11 @@ import numpy as np
 import yaml
 
 from agents.search import DEFAULT_DETERMINIZE, MODES
-from pis_env import LAYOUT_VERSIONS
 from pis_env.cards import NUM_CARDS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.shipped import shipped_dir
+from train.common import run_fields
 from train.common.schema import (
-    MAX_SEED,
     ConfigError,
     Schema,
     add_arguments,
@@ -77,7 +76,7 @@ from train.common.schema import (
     section,
     yaml_error,
 )
-from train.sb3.config import TRAIN
+from train.sb3.config import TRAIN, TrainConfig
 
 DEFAULT_CONFIG = shipped_dir("config") / "expert_iteration_2p.yaml"
 #: Games per labelling task.
@@ -99,14 +98,13 @@ class LabellerConfig:
 class ExpertIterationConfig:
     """A run of ``train/expert/iteration.py`` (the module docstring explains the loop)."""
 
-    name: str = param("ei_2p", "run name: the run directory is runs/<name>-<timestamp>")
-    run_dir: str | None = param(None, "explicit run directory (overrides name)")
-    seed: int = param(0, "seed of the labelled games", ge=0, le=MAX_SEED)
-    env_version: int = param(0, "the env the network plays, pis_yedili_v<N> (its "
-                             "observation layout N): the labelled games, every train "
-                             "stage (it sets train/sb3/run.py's env_version) and init_policy "
-                             "use it; ppo:PATH opponents keep their own layout",
-                             choices=LAYOUT_VERSIONS)
+    name: str = run_fields.name("ei_2p")
+    run_dir: str | None = run_fields.run_dir()
+    seed: int = run_fields.seed("the labelled games")
+    env_version: int = run_fields.env_version(
+        "the env the network plays, pis_yedili_v<N> (its observation layout N): the "
+        "labelled games, every train stage (it sets train/sb3/run.py's env_version) and "
+        "init_policy use it; ppo:PATH opponents keep their own layout")
     ppo_config: str = param("configs/ppo_2p.yaml", "train/sb3/run.py's config of each "
                             "iteration's train stage", path=True)
     ppo: dict[str, Any] = mapping({}, "train/sb3/run.py overrides of each train stage, nested "
@@ -140,10 +138,10 @@ class ExpertIterationConfig:
                                    "every core)", ge=1)
 
 
-def _check(cfg: dict) -> dict:
-    check_mix("opponents", cfg["opponents"], also=("self", "ppo:"))
+def _check(cfg: ExpertIterationConfig) -> ExpertIterationConfig:
+    check_mix("opponents", cfg.opponents, also=("self", "ppo:"))
     try:  # the train stage's overrides: their keys now, their values with ppo_config
-        keys = TRAIN.flatten(cfg["ppo"], "ppo")
+        keys = TRAIN.flatten(cfg.ppo, "ppo")
     except ConfigError as e:
         raise ConfigError(f"ppo (train/sb3/run.py overrides): {e}") from None
     if "env_version" in keys:
@@ -157,25 +155,25 @@ CONFIG = Schema(ExpertIterationConfig, check=_check)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
-                base: dict | None = None) -> dict:
+                base: dict | None = None) -> ExpertIterationConfig:
     """Defaults, ``base`` (a run's saved config), the YAML file, then ``key=value``
-    overrides: checked (``ConfigError`` naming the key) and returned as a plain dict."""
+    overrides: checked (``ConfigError`` naming the key) and returned typed."""
     return CONFIG.build(path, overrides, base)
 
 
-def ppo_config(cfg: dict, iteration_dir: Path | None = None, policy: str | None = None,
-               data: list[str] = ()) -> dict:
+def ppo_config(cfg: ExpertIterationConfig, iteration_dir: Path | None = None,
+               policy: str | None = None, data: list[str] = ()) -> TrainConfig:
     """The resolved ``train/sb3/run.py`` config of an iteration's train stage."""
-    overrides = dict(cfg["ppo"])
-    overrides["env_version"] = cfg["env_version"]
-    overrides["init_widen"] = cfg["init_widen"]
+    overrides = dict(cfg.ppo)
+    overrides["env_version"] = cfg.env_version
+    overrides["init_widen"] = cfg.init_widen
     if iteration_dir is not None:
         overrides["run_dir"] = str(iteration_dir / "ppo")
     if policy is not None:
         overrides["init_policy"] = policy
     if data:
         overrides.update({"pretrain.teacher": None, "pretrain.data": list(data)})
-    return TRAIN.build(find_file(cfg["ppo_config"]), overrides)
+    return TRAIN.build(find_file(cfg.ppo_config), overrides)
 
 
 # ---------------------------------------------------------------------- stage 1: labels
@@ -440,24 +438,26 @@ def load_chunks(paths: list[Path]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def label_job(cfg: dict, ppo_cfg: dict, iteration: int, policy: str) -> LabelJob:
+def label_job(cfg: ExpertIterationConfig, ppo_cfg: TrainConfig, iteration: int,
+              policy: str) -> LabelJob:
     """The ``LabelJob`` of an expert-iteration run's iteration."""
-    return LabelJob(seed=cfg["seed"], iteration=iteration, rules=ppo_cfg["rules"],
-                    policy=policy, opponents=cfg["opponents"], labeller=cfg["labeller"],
-                    sample=cfg["sample"], win_bonus=float(ppo_cfg["win_bonus"]),
-                    gamma=float(ppo_cfg["ppo"]["gamma"]), target=cfg["target"],
-                    margin=float(cfg["margin"]), env_version=int(ppo_cfg["env_version"]))
+    return LabelJob(seed=cfg.seed, iteration=iteration, rules=ppo_cfg.rules,
+                    policy=policy, opponents=cfg.opponents, labeller=asdict(cfg.labeller),
+                    sample=cfg.sample, win_bonus=float(ppo_cfg.win_bonus),
+                    gamma=float(ppo_cfg.ppo.gamma), target=cfg.target,
+                    margin=float(cfg.margin), env_version=int(ppo_cfg.env_version))
 
 
-def label_iteration(cfg: dict, ppo_cfg: dict, iteration: int, policy: str,
+def label_iteration(cfg: ExpertIterationConfig, ppo_cfg: TrainConfig, iteration: int,
+                    policy: str,
                     directory: str | Path, threads: int = 1,
                     say=None) -> dict[str, np.ndarray]:
     """Every game of one iteration, in chunks of ``GAME_CHUNK`` on ``cfg``'s backend,
     each chunk a file in ``directory`` (``label_chunks``: a rerun labels only the missing
     ones), concatenated."""
     job = label_job(cfg, ppo_cfg, iteration, policy)
-    return load_chunks(label_chunks(job, cfg["games"], directory, cfg["backend"],
-                                    cfg["workers"], cfg["address"], threads, say))
+    return load_chunks(label_chunks(job, cfg.games, directory, cfg.backend,
+                                    cfg.workers, cfg.address, threads, say))
 
 
 # ---------------------------------------------------------------------- the run
@@ -479,22 +479,22 @@ def _saved(run_dir: str | Path) -> dict:
 class Run:
     """A run directory: ``config.yaml``, ``state.json``, ``progress.jsonl``, ``iter_<k>/``."""
 
-    def __init__(self, run_dir: Path, cfg: dict, state: dict | None = None):
+    def __init__(self, run_dir: Path, cfg: ExpertIterationConfig, state: dict | None = None):
         self.dir, self.cfg = run_dir, cfg
         self.state = state or {"iteration": 0, "stage": "label", "policy": None,
                                "seconds": 0.0}
 
     @classmethod
-    def create(cls, cfg: dict) -> Run:
+    def create(cls, cfg: ExpertIterationConfig) -> Run:
         from train.common.checkpoint import atomic_write_text
 
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = Path(cfg["run_dir"] or f"runs/{cfg['name']}-{stamp}")
+        run_dir = Path(cfg.run_dir or f"runs/{cfg.name}-{stamp}")
         if (run_dir / "state.json").exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
                               "another run_dir")
         run_dir.mkdir(parents=True, exist_ok=True)
-        cfg = dict(cfg, run_dir=str(run_dir))
+        cfg = replace(cfg, run_dir=str(run_dir))
         atomic_write_text(run_dir / "config.yaml", dump(cfg))
         return cls(run_dir, cfg)
 
@@ -504,8 +504,8 @@ class Run:
 
         saved = _saved(run_dir)
         cfg = load_config(None, overrides, base=saved)
-        before = load_config(None, None, base=saved)["env_version"]
-        if cfg["env_version"] != before:
+        before = load_config(None, None, base=saved).env_version
+        if cfg.env_version != before:
             raise ConfigError(f"--resume cannot change env_version of a run ({before} in "
                               f"{run_dir}): its labels and policies have layout {before}")
         if overrides:
@@ -529,7 +529,7 @@ class Run:
             f.write(json.dumps(row) + "\n")
 
 
-def run(cfg: dict | None = None, resume: str | Path | None = None,
+def run(cfg: ExpertIterationConfig | None = None, resume: str | Path | None = None,
         overrides: list[str] | None = None, verbose: bool = True) -> dict:
     """Runs (or resumes) expert iteration; returns a summary dict (``status``,
     ``run_dir``, ``policy``, ``iterations``). Ctrl-C or SIGTERM stops it with
@@ -539,7 +539,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         r = Run.open(Path(resume), overrides)
     else:
         cfg = cfg if cfg is not None else load_config(DEFAULT_CONFIG, overrides)
-        base = ppo_config(cfg, policy=cfg["init_policy"])  # checks it before any work
+        base = ppo_config(cfg, policy=cfg.init_policy)  # checks it before any work
         from train.common.preflight import check_run
 
         check_run(base)
@@ -554,7 +554,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         return {"status": "interrupted", "run_dir": str(r.dir)}
 
 
-def widened_start(cfg: dict, path: Path) -> str:
+def widened_start(cfg: ExpertIterationConfig, path: Path) -> str:
     """``init_policy`` as a policy file of the run's layout (``path``), widened when it
     is of an earlier one (``train.common.checkpoint.widen_to_layout``); the labelling stage
     plays the network at the run's table, so it needs the file, not only the weights."""
@@ -563,9 +563,9 @@ def widened_start(cfg: dict, path: Path) -> str:
     from agents.ppo import read_policy
     from train.common.checkpoint import export_weights, widen_to_layout
 
-    meta, arrays = read_policy(cfg["init_policy"])
-    if meta["layout_version"] < cfg["env_version"]:
-        meta, arrays = widen_to_layout(meta, arrays, cfg["env_version"], cfg["init_policy"])
+    meta, arrays = read_policy(cfg.init_policy)
+    if meta["layout_version"] < cfg.env_version:
+        meta, arrays = widen_to_layout(meta, arrays, cfg.env_version, cfg.init_policy)
     path.parent.mkdir(parents=True, exist_ok=True)
     export_weights({k: torch.as_tensor(v) for k, v in arrays.items()}, meta, path)
     return str(path)
@@ -576,26 +576,26 @@ def _iterate(r: Run, t_start: float, say) -> dict:
     from train.sb3 import run as ppo_train
 
     cfg = r.cfg
-    while r.state["iteration"] < cfg["iterations"]:
+    while r.state["iteration"] < cfg.iterations:
         k = r.state["iteration"]
         spent = (time.time() - t_start) / 60
-        if r.state["stage"] == "label" and cfg["max_minutes"] is not None \
-                and spent >= cfg["max_minutes"]:
+        if r.state["stage"] == "label" and cfg.max_minutes is not None \
+                and spent >= cfg.max_minutes:
             say(f"stopping before iteration {k}: {spent:.1f} min spent "
-                f"(max_minutes={cfg['max_minutes']})")
+                f"(max_minutes={cfg.max_minutes})")
             break
         it_dir = r.iteration_dir(k)
         it_dir.mkdir(exist_ok=True)
-        if r.state["policy"] is None and cfg["init_policy"] and cfg["init_widen"]:
+        if r.state["policy"] is None and cfg.init_policy and cfg.init_widen:
             r.save_state(policy=widened_start(cfg, r.dir / "init" / "policy.pt"))
-        policy = r.state["policy"] or cfg["init_policy"]
+        policy = r.state["policy"] or cfg.init_policy
         if r.state["stage"] == "label":
             if policy is None:  # no network yet: train.sb3.run's own start, no labelled data
                 r.save_state(stage="train")
                 continue
             t0 = time.time()
-            say(f"iteration {k}: labelling {cfg['games']} games with search "
-                f"({cfg['labeller']['rollouts']} rollouts) at {policy}")
+            say(f"iteration {k}: labelling {cfg.games} games with search "
+                f"({cfg.labeller.rollouts} rollouts) at {policy}")
             chunks = it_dir / "labels"
             data = label_iteration(cfg, ppo_config(cfg), k, policy, chunks, say=say)
             tmp = it_dir / "data.tmp.npz"
@@ -614,7 +614,7 @@ def _iterate(r: Run, t_start: float, say) -> dict:
             shutil.rmtree(chunks, ignore_errors=True)  # data.npz holds them all
         if r.state["stage"] == "train":
             data = [str(r.iteration_dir(j) / "data.npz")
-                    for j in range(max(0, k - cfg["window"] + 1), k + 1)
+                    for j in range(max(0, k - cfg.window + 1), k + 1)
                     if (r.iteration_dir(j) / "data.npz").is_file()]
             t0 = time.time()
             ppo_dir = it_dir / "ppo"
@@ -651,7 +651,7 @@ def _iterate(r: Run, t_start: float, say) -> dict:
 
 # ---------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    from agents.common.cli import error_exit
+    from train.common.entry import preamble
 
     p = argparse.ArgumentParser(prog="python train/expert_iteration.py",
                                 description=__doc__.split("\n\n")[0])
@@ -661,29 +661,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-to", default=None, help="copy the final policy.zip (and .pt) here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
-    if args.help_config:
-        print(CONFIG.help_text())
-        return 0
-    if args.resume and args.config:
-        p.error("--resume uses the run's saved config: drop --config")
-    if args.print_config:
-        try:
-            cfg = load_config(None if args.resume else args.config or DEFAULT_CONFIG,
-                              args.overrides, base=_saved(args.resume) if args.resume else None)
-        except ConfigError as e:
-            return error_exit(p.prog, str(e))
-        print(dump(cfg), end="")
-        return 0
+    start = preamble(p, args, CONFIG, lambda: load_config(
+        None if args.resume else args.config or DEFAULT_CONFIG, args.overrides,
+        base=_saved(args.resume) if args.resume else None))
+    if start.exit is not None:
+        return start.exit
     from train.sb3.run import _raise_interrupt
 
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill saves the run
     try:
-        return _main(args, p.prog)
+        return _main(args, p.prog, start.cfg)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _main(args: argparse.Namespace, prog: str) -> int:
+def _main(args: argparse.Namespace, prog: str, cfg: ExpertIterationConfig) -> int:
     from agents.common.cli import error_exit
     from train.common.checkpoint import CheckpointError
     from train.sb3.run import copy_policy
@@ -692,7 +684,6 @@ def _main(args: argparse.Namespace, prog: str) -> int:
         if args.resume:
             summary = run(resume=args.resume, overrides=args.overrides, verbose=not args.quiet)
         else:
-            cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
             summary = run(cfg, verbose=not args.quiet)
     except (ConfigError, CheckpointError, FileNotFoundError) as e:
         return error_exit(prog, str(e))

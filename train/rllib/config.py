@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pis_env import LAYOUT_VERSIONS, Rules, shipped
+from pis_env import Rules, shipped
+from train.common import run_fields
 from train.common.pretrain import ImitationConfig
 from train.common.schema import (
-    MAX_SEED,
     ConfigError,
     Schema,
     check_mix,
@@ -131,9 +131,8 @@ class StopConfig:
 class RLlibConfig:
     """A run of ``train/rllib/ppo.py``: RLlib PPO on the new API stack."""
 
-    name: str = param("rllib_ppo", "run name: the run directory is runs/<name>-<timestamp>")
-    seed: int = param(0, "seed of the modules, the seat draws and the warm start", ge=0,
-                      le=MAX_SEED)
+    name: str = run_fields.name("rllib_ppo")
+    seed: int = run_fields.seed("the modules, the seat draws and the warm start")
     rules: dict[str, Any] = mapping({"num_players": 2}, "pis_env options of the table "
                                     "(single deals: num_deals 1)", keys=Rules.keys)
     opponents: dict[str, float] = param(
@@ -141,11 +140,10 @@ class RLlibConfig:
         "per episode and seat with these weights (never trained); 'self': the pool of the "
         "learner's snapshots (env=vector; shared among them)")
     snapshots: SnapshotsConfig = section(SnapshotsConfig, "the pool behind opponents.self")
-    env_version: int = param(0, "the env the learner plays, pis_yedili_v<N> (train/sb3/run.py's "
-                             "key): observation layout N is the module's input (0: v0; 1: v1, "
-                             "plus a per-opponent summary and the public event log); the warm "
-                             "start, snapshots, checkpoint and exported policy use it",
-                             choices=LAYOUT_VERSIONS)
+    env_version: int = run_fields.env_version(
+        "the env the learner plays, pis_yedili_v<N> (train/sb3/run.py's key): observation "
+        "layout N is the module's input (0: v0; 1: v1, plus a per-opponent summary and the "
+        "public event log); the warm start, snapshots, checkpoint and exported policy use it")
     env: str = param("vector", "the sampling env: vector (train.vector.gym_vector_env, the batched "
                      "numba engine with the bots inside it, gym_env_vectorize_mode="
                      "vector_entry_point) or aec (pis_env.aec through PettingZooEnv, the "
@@ -184,62 +182,62 @@ class RLlibConfig:
                                         "every core)", ge=1)
 
 
-def _check(cfg: dict) -> dict:
+def _check(cfg: RLlibConfig) -> RLlibConfig:
     """What RLlib would reject late (or accept wrongly); ``rules`` expanded."""
     try:
-        rules = Rules.from_options(**cfg["rules"]).to_dict()
+        rules = Rules.from_options(**cfg.rules).to_dict()
     except ValueError as e:
         raise ConfigError(f"rules: {e}") from None
     if rules["num_deals"] != 1:
         raise ConfigError("rllib_ppo trains on single deals: rules.num_deals must be 1")
-    cfg["rules"] = rules
-    check_mix("opponents", cfg["opponents"], also=(SELF,))
+    cfg.rules = rules
+    check_mix("opponents", cfg.opponents, also=(SELF,))
     if not bots_of(cfg):
         raise ConfigError("opponents: give at least one bot besides 'self' (the first "
                           "matches are played before any snapshot exists)")
-    if cfg["env"] == "aec" and cfg["opponents"].get(SELF):
+    if cfg.env == "aec" and cfg.opponents.get(SELF):
         bots = ", ".join(f"{k}: {w:g}" for k, w in bots_of(cfg).items())
         raise ConfigError(f"opponents.self (snapshots of the learner) needs env=vector; with "
                           f"env=aec give bots only, e.g. 'opponents={{{bots}}}'")
-    runners = cfg["env_runners"]
-    if runners["num_envs_per_env_runner"] is None:
-        runners["num_envs_per_env_runner"] = DEFAULT_ENVS_PER_RUNNER[cfg["env"]]
-    for name, amount in runners["custom_resources"].items():
+    runners = cfg.env_runners
+    if runners.num_envs_per_env_runner is None:
+        runners.num_envs_per_env_runner = DEFAULT_ENVS_PER_RUNNER[cfg.env]
+    for name, amount in runners.custom_resources.items():
         if not amount > 0:
             raise ConfigError(f"env_runners.custom_resources.{name}={amount!r}: an amount > 0")
     fragment = rollout_fragment_length(cfg)
-    if cfg["env"] == "vector" and fragment < MIN_FRAGMENT:
+    if cfg.env == "vector" and fragment < MIN_FRAGMENT:
         raise ConfigError(
-            f"ppo.train_batch_size_per_learner={cfg['ppo'].get('train_batch_size_per_learner')}"
-            f" over {runners['num_envs_per_env_runner']} envs x "
-            f"{max(1, runners['num_env_runners'])} env runners gives rollout fragments of "
+            f"ppo.train_batch_size_per_learner={cfg.ppo.get('train_batch_size_per_learner')}"
+            f" over {runners.num_envs_per_env_runner} envs x "
+            f"{max(1, runners.num_env_runners)} env runners gives rollout fragments of "
             f"{fragment} steps (at least {MIN_FRAGMENT}): raise the batch or lower "
             f"env_runners.num_envs_per_env_runner")
-    act = cfg["model"].get("fcnet_activation", "tanh")
+    act = cfg.model.get("fcnet_activation", "tanh")
     if act not in ACTIVATIONS:
         raise ConfigError(f"model.fcnet_activation={act!r}: the exported policy supports "
                           f"{', '.join(ACTIVATIONS)}")
-    if all(value is None for value in cfg["stop"].values()):
+    if all(value is None for value in dataclasses.asdict(cfg.stop).values()):
         raise ConfigError("set at least one of stop.minutes, stop.env_steps, stop.iterations")
-    check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
-    check_mix("eval_opponents", dict.fromkeys(cfg["eval_opponents"], 1.0), also=("ppo:",))
+    check_teacher("pretrain.teacher", cfg.pretrain.teacher)
+    check_mix("eval_opponents", dict.fromkeys(cfg.eval_opponents, 1.0), also=("ppo:",))
     return cfg
 
 
-def bots_of(cfg: dict) -> dict[str, float]:
+def bots_of(cfg: RLlibConfig) -> dict[str, float]:
     """``opponents`` without ``self``: the bots (what the warm start plays against, and
     the AEC env's modules)."""
-    return {k: float(w) for k, w in cfg["opponents"].items() if k != SELF and float(w) > 0}
+    return {k: float(w) for k, w in cfg.opponents.items() if k != SELF and float(w) > 0}
 
 
-def rollout_fragment_length(cfg: dict) -> int:
+def rollout_fragment_length(cfg: RLlibConfig) -> int:
     """Steps per env and sample call so that the env runners' fragments fill one train
     batch: ``train_batch_size_per_learner x max(1, num_learners) / (envs x runners)``,
     rounded up (RLlib's ``"auto"``, computed here so the config can refuse tiny ones)."""
-    runners = cfg["env_runners"]
-    batch = int(cfg["ppo"].get("train_batch_size_per_learner", 4000))
-    batch *= max(1, int(cfg["learners"]["num_learners"]))
-    envs = int(runners["num_envs_per_env_runner"]) * max(1, int(runners["num_env_runners"]))
+    runners = cfg.env_runners
+    batch = int(cfg.ppo.get("train_batch_size_per_learner", 4000))
+    batch *= max(1, int(cfg.learners.num_learners))
+    envs = int(runners.num_envs_per_env_runner) * max(1, int(runners.num_env_runners))
     return max(1, -(-batch // envs))
 
 
@@ -247,10 +245,11 @@ def rollout_fragment_length(cfg: dict) -> int:
 CONFIG = Schema(RLlibConfig, check=_check)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> dict:
+def load_config(path: str | Path | None = None,
+                overrides: list[str] | None = None) -> RLlibConfig:
     """The defaults, then ``path`` (a partial or full config, e.g. a run's saved
-    ``config.yaml``), then ``key=value`` overrides: checked and resolved (a plain dict;
-    a ``ConfigError`` naming the key)."""
+    ``config.yaml``), then ``key=value`` overrides: checked and resolved (the typed
+    ``RLlibConfig``; a ``ConfigError`` naming the key)."""
     return CONFIG.build(path, overrides)
 
 

@@ -71,14 +71,15 @@ def make_vector_env(env_config: dict):
     ``None``: drawn per match), ``seed``, ``torch_threads`` (pinned in the env runner, as
     :func:`make_env` does)."""
     from train.vector.gym_vector_env import PisYediliVectorEnv
+    from train.vector.learner_batch import Learner
 
     config = dict(env_config)
     _pin_torch_threads(config.pop("torch_threads", None))
     rules = dict(config.pop("rules", {}))
+    learner = Learner(seat=config.pop("learner_seat", None),
+                      layout_version=int(config.pop("env_version", 0)))
     return PisYediliVectorEnv(int(config.pop("num_envs", 1)), config.pop("opponents", None),
-                              learner_seat=config.pop("learner_seat", None),
-                              layout_version=int(config.pop("env_version", 0)),
-                              observation="dict", **config, **rules)
+                              learner=learner, observation="dict", **config, **rules)
 
 
 def install_snapshots(payload: dict, runner) -> list[str]:

@@ -87,10 +87,10 @@ class BotRLModule(RLModule):
     def setup(self):
         from agents import make_for_table
 
-        cfg = self.model_config or {}
-        if "bot" not in cfg or "rules" not in cfg:
+        given = self.model_config or {}  # RLlib's model_config: a plain dict
+        if "bot" not in given or "rules" not in given:
             raise ValueError("BotRLModule needs model_config={'bot': NAME, 'rules': {...}}")
-        self.bot = make_for_table(cfg["bot"], cfg["rules"], seed=cfg.get("seed"))
+        self.bot = make_for_table(given["bot"], given["rules"], seed=given.get("seed"))
 
     def _forward(self, batch: dict, **kwargs) -> dict:
         obs = batch[Columns.OBS]

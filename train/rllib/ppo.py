@@ -58,7 +58,15 @@ from typing import Any
 import numpy as np
 
 from train.common.schema import ConfigError, add_arguments
-from train.rllib.config import CONFIG, DEFAULT_CONFIG, SELF, bots_of, dump, load_config
+from train.rllib.config import (
+    CONFIG,
+    DEFAULT_CONFIG,
+    SELF,
+    RLlibConfig,
+    bots_of,
+    dump,
+    load_config,
+)
 
 ENV_NAME = "pis_yedili_rllib"
 VECTOR_ENV_NAME = "pis_yedili_vector"
@@ -88,7 +96,7 @@ class SeatMapping:
         return self.assignment(getattr(episode, "id_", episode))[int(agent_id.rsplit("_", 1)[1])]
 
 
-def learner_spec(cfg: dict):
+def learner_spec(cfg: RLlibConfig):
     """The learner's ``RLModuleSpec`` (the masked PPO module over the table's spaces)."""
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -96,42 +104,42 @@ def learner_spec(cfg: dict):
     from train.rllib.env import make_aec_env
     from train.rllib.modules import MaskedPPOTorchRLModule
 
-    probe = make_aec_env(cfg["rules"], cfg["env_version"])
+    probe = make_aec_env(cfg.rules, cfg.env_version)
     agent = probe.possible_agents[0]
     return RLModuleSpec(
         module_class=MaskedPPOTorchRLModule, observation_space=probe.observation_space(agent),
-        action_space=probe.action_space(agent), model_config=DefaultModelConfig(**cfg["model"]))
+        action_space=probe.action_space(agent), model_config=DefaultModelConfig(**cfg.model))
 
 
-def build_algorithm(cfg: dict):
+def build_algorithm(cfg: RLlibConfig):
     """The RLlib ``PPO`` algorithm of a config."""
     return build_config(cfg).build_algo()
 
 
-def build_config(cfg: dict):
+def build_config(cfg: RLlibConfig):
     """The RLlib ``PPOConfig`` of a config (``benchmarks.rllib_sampling`` builds it too)."""
-    if cfg["env"] == "vector":
+    if cfg.env == "vector":
         return _vector_config(cfg)
     return _aec_config(cfg)
 
 
-def _common(config, cfg: dict):
+def _common(config, cfg: RLlibConfig):
     """What both envs' configs share: env runners, learners, PPO, seed."""
     from train.rllib.config import rollout_fragment_length
 
-    runners, learners = cfg["env_runners"], cfg["learners"]
+    runners, learners = cfg.env_runners, cfg.learners
     return (config
-            .env_runners(num_env_runners=runners["num_env_runners"],
-                         num_envs_per_env_runner=runners["num_envs_per_env_runner"],
+            .env_runners(num_env_runners=runners.num_env_runners,
+                         num_envs_per_env_runner=runners.num_envs_per_env_runner,
                          rollout_fragment_length=rollout_fragment_length(cfg),
-                         custom_resources_per_env_runner=dict(runners["custom_resources"]))
-            .learners(num_learners=learners["num_learners"],
-                      num_gpus_per_learner=learners["num_gpus_per_learner"])
-            .training(**cfg["ppo"])
-            .debugging(seed=cfg["seed"]))
+                         custom_resources_per_env_runner=dict(runners.custom_resources))
+            .learners(num_learners=learners.num_learners,
+                      num_gpus_per_learner=learners.num_gpus_per_learner)
+            .training(**cfg.ppo)
+            .debugging(seed=cfg.seed))
 
 
-def _vector_config(cfg: dict):
+def _vector_config(cfg: RLlibConfig):
     """A single-agent config: the learner's module over ``train.vector.gym_vector_env``."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
@@ -143,16 +151,16 @@ def _vector_config(cfg: dict):
         PPOConfig()
         # RLlib's env check steps random actions that ignore the mask (they forfeit)
         .environment(VECTOR_ENV_NAME, disable_env_checking=True,
-                     env_config={"rules": cfg["rules"], "opponents": bots_of(cfg),
-                                 "env_version": cfg["env_version"],
-                                 "torch_threads": cfg["torch_threads"]})
+                     env_config={"rules": cfg.rules, "opponents": bots_of(cfg),
+                                 "env_version": cfg.env_version,
+                                 "torch_threads": cfg.torch_threads})
         .env_runners(gym_env_vectorize_mode="vector_entry_point")
         .rl_module(rl_module_spec=learner_spec(cfg))
     )
     return _common(config, cfg)
 
 
-def _aec_config(cfg: dict):
+def _aec_config(cfg: RLlibConfig):
     """A multi-agent config: ``PettingZooEnv``, the learner's module and the bots'."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -162,26 +170,26 @@ def _aec_config(cfg: dict):
     from train.rllib.env import make_aec_env, make_env
     from train.rllib.modules import BotRLModule
 
-    rules = cfg["rules"]
+    rules = cfg.rules
     register_env(ENV_NAME, make_env)
-    probe = make_aec_env(rules, cfg["env_version"])
+    probe = make_aec_env(rules, cfg.env_version)
     obs_space = probe.observation_space(probe.possible_agents[0])
     act_space = probe.action_space(probe.possible_agents[0])
     specs = {LEARNER: learner_spec(cfg)}
     for name in bots_of(cfg):
         specs[BOT_PREFIX + name] = RLModuleSpec(
             module_class=BotRLModule, observation_space=obs_space, action_space=act_space,
-            model_config={"bot": name, "rules": rules, "seed": cfg["seed"]})
+            model_config={"bot": name, "rules": rules, "seed": cfg.seed})
     config = (
         PPOConfig()
         # RLlib's env check steps random actions that ignore the mask, which pis_env
         # refuses (illegal_action="raise"); the masked module never plays one.
-        .environment(ENV_NAME, env_config={"rules": rules, "env_version": cfg["env_version"],
-                                           "torch_threads": cfg["torch_threads"]},
+        .environment(ENV_NAME, env_config={"rules": rules, "env_version": cfg.env_version,
+                                           "torch_threads": cfg.torch_threads},
                      disable_env_checking=True)
         .multi_agent(policies=set(specs),
                      policy_mapping_fn=SeatMapping(rules["num_players"], bots_of(cfg),
-                                                   cfg["seed"]),
+                                                   cfg.seed),
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
     )
@@ -202,7 +210,7 @@ def learner_state(algo) -> dict:
     return algo.learner_group.get_weights(module_ids=[module])[module]
 
 
-def save_checkpoint(algo, run_dir: Path, state: dict, cfg: dict) -> None:
+def save_checkpoint(algo, run_dir: Path, state: dict, cfg: RLlibConfig) -> None:
     """``checkpoint/`` replaced atomically (written beside, then renamed), the exported
     policy and ``state.json``."""
     from train.common.checkpoint import atomic_write_text
@@ -216,10 +224,10 @@ def save_checkpoint(algo, run_dir: Path, state: dict, cfg: dict) -> None:
         os.replace(final, old)
     os.replace(tmp, final)
     shutil.rmtree(old, ignore_errors=True)
-    export_module(learner_state(algo), cfg["rules"], cfg["model"], run_dir / "policy.pt",
+    export_module(learner_state(algo), cfg.rules, cfg.model, run_dir / "policy.pt",
                   extra={"run_name": run_dir.name, "env_steps": state["env_steps"],
                          "iterations": state["iterations"]},
-                  layout_version=cfg["env_version"])
+                  layout_version=cfg.env_version)
     atomic_write_text(run_dir / "state.json", json.dumps(state, indent=1))
 
 
@@ -244,7 +252,7 @@ def _learner_return(result: dict) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def check_resume(run_dir: Path, cfg: dict) -> dict:
+def check_resume(run_dir: Path, cfg: RLlibConfig) -> dict:
     """The run's ``state.json``, after checking that its checkpoint was written by the
     config's ``env`` and ``env_version`` (the two envs' RLlib checkpoints hold different
     modules, the two layouts networks of different input sizes) with the config's
@@ -258,39 +266,40 @@ def check_resume(run_dir: Path, cfg: dict) -> dict:
     state = json.loads(state_file.read_text(encoding="utf-8"))
     for key, default in (("env", "aec"), ("env_version", 0)):
         saved = state.get(key, default)
-        if saved != cfg[key]:
+        if saved != getattr(cfg, key):
             raise ConfigError(f"{run_dir}'s checkpoint was written with {key}={saved}, this "
-                              f"config has {key}={cfg[key]}: resume it with {key}={saved}")
+                              f"config has {key}={getattr(cfg, key)}: resume it with "
+                              f"{key}={saved}")
     if (run_dir / "config.yaml").is_file():  # the table and the network the modules were built for
         saved_cfg = load_config(run_dir / "config.yaml")
         for key in ("rules", "model"):
-            if saved_cfg[key] != cfg[key]:
-                changed = sorted(k for k in {**saved_cfg[key], **cfg[key]}
-                                 if saved_cfg[key].get(k) != cfg[key].get(k))
+            before, now = getattr(saved_cfg, key), getattr(cfg, key)
+            if before != now:
+                changed = sorted(k for k in {**before, **now} if before.get(k) != now.get(k))
                 raise ConfigError(
                     f"{run_dir}'s checkpoint holds modules for its {key} (" + ", ".join(
-                        f"{key}.{k}={saved_cfg[key].get(k)!r}" for k in changed)
+                        f"{key}.{k}={before.get(k)!r}" for k in changed)
                     + f"): --resume keeps them, drop the {key}.* overrides")
     return state
 
 
-def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = None,
+def train(cfg: RLlibConfig, run_dir: Path, resume: bool = False, address: str | None = None,
           log=print) -> dict:
     """Runs (or continues) a training run until its stop condition; returns ``state``."""
     import ray
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    state = {"env": cfg["env"], "env_version": cfg["env_version"], "iterations": 0,
+    state = {"env": cfg.env, "env_version": cfg.env_version, "iterations": 0,
              "env_steps": 0, "minutes": 0.0}
     if resume:
         state = check_resume(run_dir, cfg)
-        state.update(env=cfg["env"], env_version=cfg["env_version"])
+        state.update(env=cfg.env, env_version=cfg.env_version)
     else:
         (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
-    if cfg["torch_threads"]:
+    if cfg.torch_threads:
         import torch
 
-        torch.set_num_threads(cfg["torch_threads"])
+        torch.set_num_threads(cfg.torch_threads)
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -299,7 +308,7 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
         try:
             if resume:
                 algo.restore_from_path(str((run_dir / "checkpoint").resolve()))
-            elif cfg["pretrain"]["teacher"]:
+            elif cfg.pretrain.teacher:
                 state = _pretrain(algo, cfg, run_dir, state, log)
             state = _loop(algo, cfg, run_dir, state, log)
         finally:
@@ -310,15 +319,15 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, address: str | None = 
     return state
 
 
-def _pretrain(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
+def _pretrain(algo, cfg: RLlibConfig, run_dir: Path, state: dict, log) -> dict:
     """The warm start (``train.rllib.pretrain``) of a new run: its time counts in
     ``state["minutes"]``, its statistics go to ``state["pretrain"]``; the imitation alone
     is saved (checkpoint, so a resume never pretrains again) and exported to
     ``policy-pretrain.pt``."""
     from train.rllib.pretrain import warm_start
 
-    p = cfg["pretrain"]
-    log(f"pretraining: imitating {p['teacher']} for {p['decisions']:,} decisions")
+    p = cfg.pretrain
+    log(f"pretraining: imitating {p.teacher} for {p.decisions:,} decisions")
     start = time.perf_counter()
     stats = warm_start(algo, cfg, learner_spec(cfg), learner_id(algo), log=log)
     state["minutes"] += (time.perf_counter() - start) / 60
@@ -335,7 +344,7 @@ class SnapshotPool:
     (:func:`train.rllib.env.install_snapshots`), so remote runners play the refreshed
     weights from their next matches on; ``ids`` name them as the match results do."""
 
-    def __init__(self, cfg: dict):
+    def __init__(self, cfg: RLlibConfig):
         self.cfg = cfg
         self.items: list[tuple[str, Any]] = []
 
@@ -350,12 +359,12 @@ class SnapshotPool:
         cfg = self.cfg
         sid = f"{SELF}@{iteration}"
         self.items = [x for x in self.items if x[0] != sid]
-        self.items.append((sid, numpy_policy(learner_state(algo), cfg["rules"], cfg["model"],
-                                             layout_version=cfg["env_version"])))
-        self.items = self.items[-int(cfg["snapshots"]["pool_size"]):]
-        payload = {"bots": bots_of(cfg), "self": float(cfg["opponents"][SELF]),
-                   "snapshots": self.items, "deterministic": cfg["snapshots"]["deterministic"],
-                   "seed": cfg["seed"] + iteration}
+        self.items.append((sid, numpy_policy(learner_state(algo), cfg.rules, cfg.model,
+                                             layout_version=cfg.env_version)))
+        self.items = self.items[-int(cfg.snapshots.pool_size):]
+        payload = {"bots": bots_of(cfg), "self": float(cfg.opponents[SELF]),
+                   "snapshots": self.items, "deterministic": cfg.snapshots.deterministic,
+                   "seed": cfg.seed + iteration}
         return algo.env_runner_group.foreach_env_runner(partial(install_snapshots, payload),
                                                         local_env_runner=True)
 
@@ -364,12 +373,12 @@ class SnapshotPool:
         return [sid for sid, _ in self.items]
 
 
-def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
-    stop = cfg["stop"]
+def _loop(algo, cfg: RLlibConfig, run_dir: Path, state: dict, log) -> dict:
+    stop = cfg.stop
     start = time.perf_counter()
     minutes0, steps0 = state["minutes"], state["env_steps"]
     since_save = 0
-    pool = SnapshotPool(cfg) if cfg["env"] == "vector" and cfg["opponents"].get(SELF) else None
+    pool = SnapshotPool(cfg) if cfg.env == "vector" and cfg.opponents.get(SELF) else None
     if pool is not None:  # the first snapshot before learning, as train/sb3/run.py takes it
         pool.refresh(algo, state["iterations"])
     progress = (run_dir / "progress.jsonl").open("a", encoding="utf-8")
@@ -377,7 +386,7 @@ def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
         while True:
             result = algo.train()
             state["iterations"] += 1
-            if pool is not None and state["iterations"] % cfg["snapshots"]["every"] == 0:
+            if pool is not None and state["iterations"] % cfg.snapshots.every == 0:
                 pool.refresh(algo, state["iterations"])
             state["env_steps"] += _env_steps(result)
             state["minutes"] = minutes0 + (time.perf_counter() - start) / 60
@@ -391,11 +400,11 @@ def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
             progress.flush()
             log(json.dumps(line))
             since_save += 1
-            done = ((stop["minutes"] is not None and state["minutes"] >= stop["minutes"])
-                    or (stop["env_steps"] is not None and state["env_steps"] >= stop["env_steps"])
-                    or (stop["iterations"] is not None
-                        and state["iterations"] >= stop["iterations"]))
-            if done or since_save >= cfg["checkpoint_every"]:
+            done = ((stop.minutes is not None and state["minutes"] >= stop.minutes)
+                    or (stop.env_steps is not None and state["env_steps"] >= stop.env_steps)
+                    or (stop.iterations is not None
+                        and state["iterations"] >= stop.iterations))
+            if done or since_save >= cfg.checkpoint_every:
                 save_checkpoint(algo, run_dir, state, cfg)
                 since_save = 0
             if done:
@@ -404,26 +413,26 @@ def _loop(algo, cfg: dict, run_dir: Path, state: dict, log) -> dict:
         progress.close()
 
 
-def evaluate(run_dir: Path, cfg: dict, workers: int | None = None, log=print) -> dict:
+def evaluate(run_dir: Path, cfg: RLlibConfig, workers: int | None = None, log=print) -> dict:
     """Duplicate deals of the exported policy against each of ``eval_opponents``."""
     from agents.tournament import run_tournament
 
     out = {}
     spec = f"ppo:{run_dir / 'policy.pt'}"
-    for opp in cfg["eval_opponents"]:
-        res = run_tournament([spec, opp], rules=cfg["rules"], deals=cfg["eval_deals"],
-                             seed=cfg["seed"] + 1, workers=workers, progress=False)
+    for opp in cfg.eval_opponents:
+        res = run_tournament([spec, opp], rules=cfg.rules, deals=cfg.eval_deals,
+                             seed=cfg.seed + 1, workers=workers, progress=False)
         s = res.stats[res.agents[0]]
         out[opp] = {"win_rate": s.win_rate, "low": s.win_low, "high": s.win_high,
-                    "deals": cfg["eval_deals"]}
+                    "deals": cfg.eval_deals}
         log(f"vs {opp}: {100 * s.win_rate:.1f}% [{100 * s.win_low:.1f}, {100 * s.win_high:.1f}]"
-            f" over {cfg['eval_deals']} duplicate deals")
+            f" over {cfg.eval_deals} duplicate deals")
     (run_dir / "eval.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.common.cli import error_exit
+    from train.common.entry import preamble
 
     p = argparse.ArgumentParser(prog="python train/rllib_ppo.py",
                                 description=__doc__.split("\n\n")[0])
@@ -433,27 +442,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--address", default=None,
                    help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
     args = p.parse_args(argv)
-    if args.help_config:
-        print(CONFIG.help_text())
-        return 0
-    if args.resume and args.config:
-        p.error("--resume uses the run's saved config: drop --config")
-    try:
-        if args.resume:
-            run_dir = Path(args.resume)
+    run_dir = Path(args.resume) if args.resume else None
+
+    def load() -> RLlibConfig:
+        if run_dir is not None:
             if not (run_dir / "config.yaml").is_file():
                 raise ConfigError(f"{run_dir} holds no checkpoint of train/rllib/ppo.py to "
                                   "resume")
             cfg = load_config(run_dir / "config.yaml", args.overrides)
             check_resume(run_dir, cfg)
-        else:
-            cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
-            run_dir = Path(args.run_dir or f"runs/{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}")
-    except ConfigError as e:
-        return error_exit(p.prog, str(e))
-    if args.print_config:
-        print(dump(cfg), end="")
-        return 0
+            return cfg
+        return load_config(args.config or DEFAULT_CONFIG, args.overrides)
+
+    start = preamble(p, args, CONFIG, load)
+    if start.exit is not None:
+        return start.exit
+    cfg = start.cfg
+    if run_dir is None:
+        run_dir = Path(args.run_dir or f"runs/{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     if args.resume:
         (run_dir / "config.yaml").write_text(dump(cfg), encoding="utf-8")
     print(f"run directory: {run_dir}", flush=True)
@@ -461,8 +467,8 @@ def main(argv: list[str] | None = None) -> int:
                   log=lambda s: print(s, flush=True))
     print(f"trained {state['iterations']} iterations, {state['env_steps']} env steps, "
           f"{state['minutes']:.1f} min; policy: {run_dir / 'policy.pt'}", flush=True)
-    if cfg["eval_deals"]:
-        evaluate(run_dir, cfg, workers=cfg["eval_workers"], log=lambda s: print(s, flush=True))
+    if cfg.eval_deals:
+        evaluate(run_dir, cfg, workers=cfg.eval_workers, log=lambda s: print(s, flush=True))
     return 0
 
 

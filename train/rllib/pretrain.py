@@ -29,18 +29,18 @@ import time
 
 import numpy as np
 
-from train.rllib.config import bots_of
+from train.rllib.config import RLlibConfig, bots_of
 
 #: Games stepped side by side by the batched collector.
 BATCHED_GAMES = 64
 
 
-def _teacher_seed(cfg: dict) -> int:
-    return int(cfg["seed"]) + 7919
+def _teacher_seed(cfg: RLlibConfig) -> int:
+    return int(cfg.seed) + 7919
 
 
-def _gamma(cfg: dict) -> float:
-    return float(cfg["ppo"].get("gamma", 0.99))  # RLlib's default
+def _gamma(cfg: RLlibConfig) -> float:
+    return float(cfg.ppo.get("gamma", 0.99))  # RLlib's default
 
 
 class CollectSource:
@@ -72,33 +72,33 @@ class CollectSource:
         return out.obs, out.rewards, out.dones, [{}] * self.num_envs
 
 
-def collect_batched(cfg: dict, log=print) -> dict[str, np.ndarray]:
+def collect_batched(cfg: RLlibConfig, log=print) -> dict[str, np.ndarray]:
     """The teacher's decisions on the numba engine (``train.common.pretrain.collect`` over
     ``train.vector.learner_batch.LearnerBatch``)."""
     from train.common.pretrain import collect, make_teacher, teacher_columns
     from train.vector.learner_batch import LearnerBatch
 
-    p, rules = cfg["pretrain"], cfg["rules"]
+    p, rules = cfg.pretrain, cfg.rules
     seed = _teacher_seed(cfg)
     # each game plays many deals: only finished ones have a return
-    games = max(1, min(BATCHED_GAMES, int(p["decisions"]) // 200))
+    games = max(1, min(BATCHED_GAMES, int(p.decisions) // 200))
     core = LearnerBatch(games, rules, opponent_mix=bots_of(cfg), mix_per="seat",
-                        learner_seat="random", seed=seed, layout_version=cfg["env_version"])
-    teacher = make_teacher(p["teacher"], rules, seed=seed)
+                        learner_seat="random", seed=seed, layout_version=cfg.env_version)
+    teacher = make_teacher(p.teacher, rules, seed=seed)
     # the columns the teacher reads: the numba heuristic reads the v0 prefix of a v1 row
-    size = teacher_columns(teacher, rules, cfg["env_version"])
-    return collect(CollectSource(core), teacher, int(p["decisions"]), size, _gamma(cfg),
+    size = teacher_columns(teacher, rules, cfg.env_version)
+    return collect(CollectSource(core), teacher, int(p.decisions), size, _gamma(cfg),
                    seed=seed, log=log)
 
 
-def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
+def collect_aec(cfg: RLlibConfig, log=print) -> dict[str, np.ndarray]:
     """The teacher's decisions in ``pis_env.aec`` (``pis_yedili_v1.env`` for
     ``env_version: 1``) with the Python bots, game after game (every episode finished: all
     rows have a return)."""
     import agents
     from train.rllib.env import pis_aec_env
 
-    p, rules = cfg["pretrain"], cfg["rules"]
+    p, rules = cfg.pretrain, cfg.rules
     seed = _teacher_seed(cfg)
     rng = np.random.default_rng(seed)
     bots_mix = bots_of(cfg)
@@ -106,14 +106,14 @@ def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
     weights = np.asarray([bots_mix[k] for k in names])
     weights /= weights.sum()
     bots = {k: agents.make_for_table(k, rules, seed=seed + 1 + i) for i, k in enumerate(names)}
-    teacher = agents.make_for_table(p["teacher"], rules, seed=seed)
+    teacher = agents.make_for_table(p.teacher, rules, seed=seed)
     gamma = _gamma(cfg)
     n = int(rules["num_players"])
-    env = pis_aec_env(rules, cfg["env_version"])
+    env = pis_aec_env(rules, cfg.env_version)
     xs, masks, actions, returns = [], [], [], []
     game = 0
     t0 = last = time.time()
-    while len(actions) < p["decisions"]:
+    while len(actions) < p.decisions:
         env.reset(seed=int(rng.integers(2**31)))
         seat = int(rng.integers(n))
         seated = [bots[names[int(i)]] for i in rng.choice(len(names), size=n, p=weights)]
@@ -138,15 +138,15 @@ def collect_aec(cfg: dict, log=print) -> dict[str, np.ndarray]:
         game += 1
         if time.time() - last > 30:
             last = time.time()
-            log(f"pretrain: {len(actions):,}/{p['decisions']:,} teacher decisions "
+            log(f"pretrain: {len(actions):,}/{p.decisions:,} teacher decisions "
                 f"({len(actions) / (last - t0):,.0f}/s)")
     return {"x": np.stack(xs), "masks": np.stack(masks), "actions": np.asarray(actions),
             "returns": np.asarray(returns, np.float32), "rows": np.arange(len(actions))}
 
 
-def collect_decisions(cfg: dict, log=print) -> tuple[dict[str, np.ndarray], str]:
-    """``(data, collector used)`` for ``cfg["pretrain"]``."""
-    kind = cfg["pretrain"]["collector"]
+def collect_decisions(cfg: RLlibConfig, log=print) -> tuple[dict[str, np.ndarray], str]:
+    """``(data, collector used)`` for ``cfg.pretrain``."""
+    kind = cfg.pretrain.collector
     if kind in ("auto", "batched"):
         try:
             import numba  # noqa: F401
@@ -177,31 +177,31 @@ def fit_module(module, data: dict[str, np.ndarray], epochs: int, batch_size: int
     return imitate(module, forward, data, epochs, batch_size, lr, value_coef, seed, log=log)
 
 
-def pretrain_state(cfg: dict, spec, state: dict, log=print) -> tuple[dict, dict]:
+def pretrain_state(cfg: RLlibConfig, spec, state: dict, log=print) -> tuple[dict, dict]:
     """``(fitted weights, statistics)``: a module built from ``spec`` (the learner's
     ``RLModuleSpec``) starting from ``state`` (its weights), fitted to the teacher."""
     import torch
 
-    p = cfg["pretrain"]
+    p = cfg.pretrain
     t0 = time.perf_counter()
     data, collector = collect_decisions(cfg, log=log)
     t1 = time.perf_counter()
-    log(f"pretrain: {len(data['rows']):,} decisions of {p['teacher']} ({collector}) "
+    log(f"pretrain: {len(data['rows']):,} decisions of {p.teacher} ({collector}) "
         f"in {t1 - t0:.1f} s")
-    torch.manual_seed(int(cfg["seed"]))
+    torch.manual_seed(int(cfg.seed))
     module = spec.build()
     module.set_state(state)
-    stats = fit_module(module, data, int(p["epochs"]), int(p["batch_size"]),
-                       float(p["learning_rate"]), float(p["value_coef"]), seed=int(cfg["seed"]),
+    stats = fit_module(module, data, int(p.epochs), int(p.batch_size),
+                       float(p.learning_rate), float(p.value_coef), seed=int(cfg.seed),
                        log=log)
-    stats.update({"teacher": p["teacher"], "collector": collector,
+    stats.update({"teacher": p.teacher, "collector": collector,
                   "decisions": int(len(data["rows"])),
                   "collect_seconds": round(t1 - t0, 2),
                   "seconds": round(time.perf_counter() - t0, 2)})
     return module.get_state(), stats
 
 
-def warm_start(algo, cfg: dict, spec, module_id: str, log=print) -> dict:
+def warm_start(algo, cfg: RLlibConfig, spec, module_id: str, log=print) -> dict:
     """Fits the learner ``module_id`` of ``algo`` to the teacher and installs the weights
     in its LearnerGroup and (synced from there) every EnvRunner; returns the statistics."""
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE

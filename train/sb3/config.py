@@ -8,8 +8,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from pis_env import LAYOUT_VERSIONS, Rules
+from pis_env import Rules
 from pis_env.observation import segment_table
+from train.common import run_fields
 from train.common.pretrain import ImitationConfig
 from train.common.schema import (  # noqa: F401  (re-exported: the config API of a run)
     MAX_SEED,
@@ -18,6 +19,7 @@ from train.common.schema import (  # noqa: F401  (re-exported: the config API of
     Schema,
     _hint,
     add_arguments,
+    as_dict,
     check_mix,
     check_teacher,
     dump,
@@ -134,9 +136,9 @@ class LogConfig:
 class TrainConfig:
     """A training run of ``train/sb3/run.py``: the 2-player recipe of ``configs/ppo_2p.yaml``."""
 
-    name: str = param("ppo_2p", "run name: the run directory is runs/<name>-<timestamp>")
-    run_dir: str | None = param(None, "explicit run directory (overrides name)")
-    seed: int = param(0, "seed of the model, the envs and the pretraining", ge=0, le=MAX_SEED)
+    name: str = run_fields.name("ppo_2p")
+    run_dir: str | None = run_fields.run_dir()
+    seed: int = run_fields.seed("the model, the envs and the pretraining")
     init_policy: str | None = param(None, "start from this saved policy's weights (a .zip "
                                        "or .pt of train/sb3/run.py for the same table and "
                                        "network); pretraining, if set, continues from them")
@@ -151,12 +153,11 @@ class TrainConfig:
                                          gt=0)
     num_players: int | None = param(2, "players at the table (null: take it from the "
                                        "rules)")
-    env_version: int = param(0, "the env the learner plays, pis_yedili_v<N>: observation "
-                             "layout N is the network's input (0: the v0 snapshot; 1: v1, "
-                             "plus a per-opponent summary and the public event log) and "
-                             "its pretraining data, checkpoints, saved policy and "
-                             "evaluation use it; ppo:PATH opponents keep their own layout",
-                             choices=LAYOUT_VERSIONS)
+    env_version: int = run_fields.env_version(
+        "the env the learner plays, pis_yedili_v<N>: observation layout N is the network's "
+        "input (0: the v0 snapshot; 1: v1, plus a per-opponent summary and the public event "
+        "log) and its pretraining data, checkpoints, saved policy and evaluation use it; "
+        "ppo:PATH opponents keep their own layout")
     rules_file: str | None = param(None, "a rules YAML (configs/rules/*.yaml); also "
                                       "rules=PATH.yaml", path=True)
     rules: dict[str, Any] = mapping({}, "rules options on top of rules_file (pis_env "
@@ -182,77 +183,77 @@ class TrainConfig:
 
 
 # ---------------------------------------------------------------------- train/sb3/run.py
-def _check_train(cfg: dict) -> dict:
+def _check_train(cfg: TrainConfig) -> TrainConfig:
     """What relates several keys of ``TrainConfig``, then ``rules`` resolved."""
-    arch = cfg["policy"]["net_arch"]
+    arch = cfg.policy.net_arch
     if not arch or not all(h > 0 for h in arch):
         raise ConfigError(f"policy.net_arch={arch!r}: a list of positive layer widths")
-    feats = cfg["policy"]["features"]
+    feats = cfg.policy.features
     if len(set(feats)) != len(feats) or not set(feats) <= {"obs", "mask"} or "obs" not in feats:
         raise ConfigError(f"policy.features={feats!r}: 'obs', optionally with 'mask'")
-    segments = [name for name, _ in segment_table(7, 2, cfg["env_version"])]
-    unknown = [h for h in cfg["policy"]["hide_from_actor"] if h not in segments]
+    segments = [name for name, _ in segment_table(7, 2, cfg.env_version)]
+    unknown = [h for h in cfg.policy.hide_from_actor if h not in segments]
     if unknown:
         raise ConfigError(f"policy.hide_from_actor: unknown observation segment(s) "
                           f"{unknown}; the segments are {', '.join(segments)}")
-    check_mix("league.opponents", cfg["league"]["opponents"], also=("self", "ppo:"))
-    if cfg["policy"]["oracle_actor"]:
-        nets = [k for k in cfg["league"]["opponents"] if k == "self" or k.startswith("ppo:")]
+    check_mix("league.opponents", cfg.league.opponents, also=("self", "ppo:"))
+    if cfg.policy.oracle_actor:
+        nets = [k for k in cfg.league.opponents if k == "self" or k.startswith("ppo:")]
         why = ("policy.privileged_critic is false (the hidden cards are not in the input)"
-               if not cfg["policy"]["privileged_critic"] else
+               if not cfg.policy.privileged_critic else
                f"league.opponents has {nets} (a network opponent is played without the "
                "hidden cards)" if nets else
-               f"eval.deals={cfg['eval']['deals']} (no table can show it the hidden cards)"
-               if cfg["eval"]["deals"] else None)
+               f"eval.deals={cfg.eval.deals} (no table can show it the hidden cards)"
+               if cfg.eval.deals else None)
         if why:
             raise ConfigError(f"policy.oracle_actor=true: {why}")
-    if cfg["policy"]["hidden_cards_head"]:
+    if cfg.policy.hidden_cards_head:
         why = ("policy.privileged_critic is false (the hands are its targets)"
-               if not cfg["policy"]["privileged_critic"] else
+               if not cfg.policy.privileged_critic else
                "policy.normalize_obs is true (its targets are the raw 0/1 hands)"
-               if cfg["policy"]["normalize_obs"] else None)
+               if cfg.policy.normalize_obs else None)
         if why:
-            raise ConfigError(f"policy.hidden_cards_head={cfg['policy']['hidden_cards_head']}"
+            raise ConfigError(f"policy.hidden_cards_head={cfg.policy.hidden_cards_head}"
                               f": {why}")
-    if cfg["pretrain"]["teacher"] is not None and cfg["pretrain"]["data"]:
+    if cfg.pretrain.teacher is not None and cfg.pretrain.data:
         raise ConfigError("pretrain.teacher and pretrain.data are alternatives: set one "
                           "(the other null)")
-    check_teacher("pretrain.teacher", cfg["pretrain"]["teacher"])
+    check_teacher("pretrain.teacher", cfg.pretrain.teacher)
     from agents import REGISTRY
 
-    for name in cfg["eval"]["opponents"]:
+    for name in cfg.eval.opponents:
         if name not in REGISTRY and not str(name).startswith("ppo:"):
             close = difflib.get_close_matches(str(name), list(REGISTRY), n=3)
             raise ConfigError(f"eval.opponents: unknown agent {name!r}{_hint(close)}")
     return _resolve_rules(cfg)
 
 
-def _resolve_rules(cfg: dict) -> dict:
+def _resolve_rules(cfg: TrainConfig) -> TrainConfig:
     """``rules`` expanded into every option (``rules_file`` under the ``rules`` options,
     ``num_players`` over both) and ``num_players`` set from them."""
     options: dict[str, Any] = {}
-    if cfg["rules_file"]:
-        path = find_file(cfg["rules_file"], "rules")
+    if cfg.rules_file:
+        path = find_file(cfg.rules_file, "rules")
         if not path.exists():
             from pis_env.shipped import shipped_names
 
-            raise ConfigError(f"rules_file not found: {cfg['rules_file']} (shipped rules: "
+            raise ConfigError(f"rules_file not found: {cfg.rules_file} (shipped rules: "
                               f"{', '.join(shipped_names('rules'))})")
         try:
             options.update(Rules.from_yaml(path).to_dict())
         except ValueError as e:
             raise ConfigError(f"rules_file: {e}") from e
-    options.update(cfg["rules"])
-    if cfg["num_players"] is not None:
-        options["num_players"] = cfg["num_players"]
+    options.update(cfg.rules)
+    if cfg.num_players is not None:
+        options["num_players"] = cfg.num_players
     options.pop("illegal_action", None)
     try:
         rules = Rules.from_options(**options)
     except ValueError as e:
         raise ConfigError(f"rules: {e}") from e
-    cfg["rules"] = {k: v for k, v in rules.to_dict().items() if k != "illegal_action"}
-    cfg["num_players"] = rules.num_players
-    seat = cfg["league"]["learner_seat"]
+    cfg.rules = {k: v for k, v in rules.to_dict().items() if k != "illegal_action"}
+    cfg.num_players = rules.num_players
+    seat = cfg.league.learner_seat
     if seat is not None and not 0 <= seat < rules.num_players:
         raise ConfigError(f"league.learner_seat={seat}: must be in 0..{rules.num_players - 1}")
     return cfg
@@ -273,6 +274,7 @@ help_text = TRAIN.help_text
 hyperparameters_markdown = TRAIN.hyperparameters_markdown
 
 
-def resolve(cfg: dict) -> dict:
-    """Checks a complete config dict and expands its rules into every option (a new dict)."""
+def resolve(cfg: TrainConfig | dict) -> TrainConfig:
+    """Checks a complete config (typed or a dict) and expands its rules into every option
+    (a new object)."""
     return build(base=cfg)

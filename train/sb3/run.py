@@ -21,6 +21,7 @@ archive) and ``policy.pt`` (weights only), ``eval.json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import shutil
@@ -31,15 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pis_env.shipped import shipped_dir
-from train.common.schema import ConfigError
+from train.common.schema import ConfigError, as_dict
 from train.sb3 import config as config_mod
+from train.sb3.config import PPOConfig, TrainConfig
 
 #: The shipped 2-player recipe (``configs/ppo_2p.yaml``; found in a wheel too).
 DEFAULT_CONFIG = shipped_dir("config") / "ppo_2p.yaml"
 
 
 # ---------------------------------------------------------------------- envs and model
-def make_vec_env(cfg: dict, league, seed: int):
+def make_vec_env(cfg: TrainConfig, league, seed: int):
     """``n_envs`` games the learner plays: the batched numba engine (``vec_env=batched``),
     LeagueEnvs in a DummyVecEnv / SubprocVecEnv, or ``vec_env="module:function"``, a
     factory called as ``function(cfg, league, seed)``. A factory's VecEnv must answer
@@ -49,7 +51,7 @@ def make_vec_env(cfg: dict, league, seed: int):
 
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    kind = cfg["vec_env"]
+    kind = cfg.vec_env
     if kind == "batched":
         try:
             from train.vector.sb3_vec_env import make_league_vec_env
@@ -65,7 +67,7 @@ def make_vec_env(cfg: dict, league, seed: int):
         except (ImportError, AttributeError) as e:
             raise ConfigError(f"vec_env={kind!r}: cannot load it ({e})") from e
         return factory(cfg, league, seed)
-    fns = [LeagueEnvFactory(cfg, league, seed * 1000 + i) for i in range(cfg["n_envs"])]
+    fns = [LeagueEnvFactory(cfg, league, seed * 1000 + i) for i in range(cfg.n_envs)]
     return SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
 
 
@@ -73,7 +75,7 @@ def make_vec_env(cfg: dict, league, seed: int):
 class LeagueEnvFactory:
     """Builds game ``seed``'s ``LeagueEnv`` (in a subprocess, for ``vec_env=subproc``)."""
 
-    cfg: dict
+    cfg: TrainConfig
     league: object  # train.common.league.League
     seed: int
 
@@ -81,25 +83,25 @@ class LeagueEnvFactory:
         from train.common.league import LeagueEnv
 
         cfg = self.cfg
-        return LeagueEnv(self.league, cfg["rules"], features=tuple(cfg["policy"]["features"]),
-                         learner_seat=cfg["league"]["learner_seat"], seed=self.seed,
-                         win_bonus=cfg["win_bonus"], skip_forced=cfg["skip_forced"],
-                         privileged=cfg["policy"]["privileged_critic"],
-                         env_version=cfg["env_version"])
+        return LeagueEnv(self.league, cfg.rules, features=tuple(cfg.policy.features),
+                         learner_seat=cfg.league.learner_seat, seed=self.seed,
+                         win_bonus=cfg.win_bonus, skip_forced=cfg.skip_forced,
+                         privileged=cfg.policy.privileged_critic,
+                         env_version=cfg.env_version)
 
 
-def actor_dim(cfg: dict) -> int:
+def actor_dim(cfg: TrainConfig) -> int:
     """The size of the policy's input (the observation of the ``env_version``'s layout,
     then the mask)."""
     from agents.ppo import input_size_of
     from pis_env.observation import Layout
 
-    rules = cfg["rules"]
+    rules = cfg.rules
     return input_size_of(Layout.of(rules["num_players"], rules["num_deals"],
-                                   cfg["env_version"]).size, cfg["policy"]["features"])
+                                   cfg.env_version).size, cfg.policy.features)
 
 
-def check_vec_env_size(cfg: dict, vec_env) -> None:
+def check_vec_env_size(cfg: TrainConfig, vec_env) -> None:
     """Refuses a VecEnv whose observations are not the network input this config
     trains on (``actor_dim``, plus the hidden cards for a privileged critic): a
     ``vec_env`` factory that ignores ``env_version`` would otherwise train a network
@@ -107,16 +109,16 @@ def check_vec_env_size(cfg: dict, vec_env) -> None:
     from pis_env.privileged import privileged_size
 
     want = actor_dim(cfg)
-    if cfg["policy"]["privileged_critic"]:
-        want += privileged_size(cfg["rules"]["num_players"])
+    if cfg.policy.privileged_critic:
+        want += privileged_size(cfg.rules["num_players"])
     have = vec_env.observation_space.shape[0]
     if have != want:
         vec_env.close()
         raise ConfigError(
-            f"vec_env={cfg['vec_env']!r} gives observations of {have} entries, but "
-            f"env_version={cfg['env_version']} with policy.features="
-            f"{cfg['policy']['features']} needs {want}: its factory does not build the "
-            f"pis_yedili_v{cfg['env_version']} table")
+            f"vec_env={cfg.vec_env!r} gives observations of {have} entries, but "
+            f"env_version={cfg.env_version} with policy.features="
+            f"{cfg.policy.features} needs {want}: its factory does not build the "
+            f"pis_yedili_v{cfg.env_version} table")
 
 
 @dataclass(frozen=True)
@@ -147,18 +149,18 @@ class BudgetSchedule(LinearSchedule):
         return super().__call__(progress_remaining)
 
 
-def learning_rate(ppo: dict, budget):
+def learning_rate(ppo: PPOConfig, budget):
     """The ``learning_rate`` argument of the config's ``ppo.lr_schedule`` for a run of
     limits ``budget``."""
-    lr, final = float(ppo["learning_rate"]), float(ppo["lr_final_fraction"])
-    if ppo["lr_schedule"] == "constant":
+    lr, final = float(ppo.learning_rate), float(ppo.lr_final_fraction)
+    if ppo.lr_schedule == "constant":
         return lr
-    if ppo["lr_schedule"] == "linear":
+    if ppo.lr_schedule == "linear":
         return LinearSchedule(lr, final)
     return BudgetSchedule(lr, final, budget)
 
 
-def make_model(cfg: dict, vec_env, run_dir: Path, budget):
+def make_model(cfg: TrainConfig, vec_env, run_dir: Path, budget):
     """A MaskablePPO with the config's hyperparameters (and privileged critic); ``budget``
     (the run's limits) is what ``lr_schedule: budget`` anneals over."""
     import torch
@@ -166,50 +168,50 @@ def make_model(cfg: dict, vec_env, run_dir: Path, budget):
 
     from train.sb3.policy import PrivilegedCriticPolicy, hidden_columns, hide_from_actor
 
-    ppo, policy, rules = cfg["ppo"], cfg["policy"], cfg["rules"]
+    ppo, policy, rules = cfg.ppo, cfg.policy, cfg.rules
     policy_class: object = "MlpPolicy"
-    policy_kwargs = {"net_arch": list(policy["net_arch"]), "ortho_init": policy["ortho_init"],
+    policy_kwargs = {"net_arch": list(policy.net_arch), "ortho_init": policy.ortho_init,
                      "activation_fn": {"tanh": torch.nn.Tanh,
-                                       "relu": torch.nn.ReLU}[policy["activation"]]}
-    if policy["privileged_critic"]:
+                                       "relu": torch.nn.ReLU}[policy.activation]}
+    if policy.privileged_critic:
         from pis_env.privileged import privileged_size
 
         policy_class = PrivilegedCriticPolicy
         policy_kwargs["actor_dim"] = actor_dim(cfg) + (
-            privileged_size(rules["num_players"]) if policy["oracle_actor"] else 0)
-        if policy["hidden_cards_head"]:  # the opponents' hands follow the policy input
+            privileged_size(rules["num_players"]) if policy.oracle_actor else 0)
+        if policy.hidden_cards_head:  # the opponents' hands follow the policy input
             hands = actor_dim(cfg)
             policy_kwargs["hidden_cards"] = (hands, hands + 52 * (rules["num_players"] - 1),
-                                             float(policy["hidden_cards_head"]))
+                                             float(policy.hidden_cards_head))
     model = MaskablePPO(
         policy_class,
         vec_env,
         learning_rate=learning_rate(ppo, budget),
-        n_steps=ppo["n_steps"],
-        batch_size=ppo["batch_size"],
-        n_epochs=ppo["n_epochs"],
-        gamma=ppo["gamma"],
-        gae_lambda=ppo["gae_lambda"],
-        clip_range=ppo["clip_range"],
-        ent_coef=ppo["ent_coef"],
-        vf_coef=ppo["vf_coef"],
-        max_grad_norm=ppo["max_grad_norm"],
-        target_kl=ppo["target_kl"],
-        normalize_advantage=ppo["normalize_advantage"],
+        n_steps=ppo.n_steps,
+        batch_size=ppo.batch_size,
+        n_epochs=ppo.n_epochs,
+        gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda,
+        clip_range=ppo.clip_range,
+        ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        target_kl=ppo.target_kl,
+        normalize_advantage=ppo.normalize_advantage,
         policy_kwargs=policy_kwargs,
-        tensorboard_log=str(run_dir / "tb") if cfg["log"]["tensorboard"] else None,
-        seed=int(cfg["seed"]),
+        tensorboard_log=str(run_dir / "tb") if cfg.log.tensorboard else None,
+        seed=int(cfg.seed),
         device="cpu",
         verbose=0,
     )
-    if not cfg["log"]["tensorboard"]:
+    if not cfg.log.tensorboard:
         # SB3's default logger makes an empty tempdir/SB3-<time> folder at every learn()
         from stable_baselines3.common.logger import Logger
 
         model.set_logger(Logger(folder=None, output_formats=[]))
     hide_from_actor(model.policy, hidden_columns(rules["num_players"], rules["num_deals"],
-                                                 policy["hide_from_actor"],
-                                                 cfg["env_version"]))
+                                                 policy.hide_from_actor,
+                                                 cfg.env_version))
     return model
 
 
@@ -229,15 +231,15 @@ def obs_norm_of(vec_env, size: int) -> dict | None:
 
 
 # ---------------------------------------------------------------------- run directory
-def new_run_dir(cfg: dict) -> Path:
-    if cfg["run_dir"]:
-        return Path(cfg["run_dir"])
+def new_run_dir(cfg: TrainConfig) -> Path:
+    if cfg.run_dir:
+        return Path(cfg.run_dir)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = Path("runs") / f"{cfg['name']}-{stamp}"
+    path = Path("runs") / f"{cfg.name}-{stamp}"
     k = 1
     while path.exists():
         k += 1
-        path = Path("runs") / f"{cfg['name']}-{stamp}-{k}"
+        path = Path("runs") / f"{cfg.name}-{stamp}-{k}"
     return path
 
 
@@ -257,10 +259,11 @@ def load_run_config(run_dir: Path, overrides: list[str] | dict | None = None) ->
     before = config_mod.build(base=saved)
     cfg = config_mod.build(None, overrides, base=saved)
     changed = [k for k in ("rules", "num_players", "env_version", "policy", "n_envs")
-               if json.dumps(cfg[k], sort_keys=True) != json.dumps(before[k], sort_keys=True)]
+               if json.dumps(as_dict(getattr(cfg, k)), sort_keys=True)
+               != json.dumps(as_dict(getattr(before, k)), sort_keys=True)]
     if changed:
         raise ConfigError(f"--resume cannot change {', '.join(changed)} of a run")
-    cfg["run_dir"] = str(run_dir)
+    cfg.run_dir = str(run_dir)
     return cfg
 
 
@@ -270,7 +273,7 @@ class RunStart:
     newest intact checkpoint (``None`` for a new run). Everything a resume restores goes
     through here."""
 
-    cfg: dict
+    cfg: TrainConfig
     run_dir: Path
     checkpoint: object | None = None  # train.common.checkpoint.Checkpoint
 
@@ -297,7 +300,7 @@ class RunStart:
         from train.common.checkpoint import CheckpointError
 
         if not self.resumed:
-            if self.cfg["init_policy"]:
+            if self.cfg.init_policy:
                 self._load_initial_policy(model, vec_env)
             return
         try:
@@ -308,13 +311,13 @@ class RunStart:
                                   f"config's network: {e}") from e
         model.num_timesteps = self.step
         model._n_updates = int(self.state.get("n_updates", 0))
-        model.set_random_seed(int(self.cfg["seed"]) + self.step)
+        model.set_random_seed(int(self.cfg.seed) + self.step)
         set_obs_norm(vec_env, self.state.get("obs_norm"))
 
     def _load_initial_policy(self, model, vec_env) -> None:
         from train.common.checkpoint import CheckpointError, read_initial_policy
 
-        path = self.cfg["init_policy"]
+        path = self.cfg.init_policy
         state, norm = read_initial_policy(path, self.cfg)
         # a policy trained without the hidden-cards head starts one: the head's own
         # weights keep their initialisation, every other weight must fit
@@ -338,7 +341,8 @@ def set_obs_norm(vec_env, norm: dict | None) -> None:
         vec_env.obs_rms.count = float(norm["count"])
 
 
-def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_modules) -> RunStart:
+def open_run(cfg: TrainConfig | None, resume: str | Path | None, overrides,
+             trusted_modules) -> RunStart:
     """A new run's directory with its ``config.yaml`` (``cfg``, else the default config
     with ``overrides``), or the run in ``resume``: its saved config with ``overrides``
     (saved into it at once, so a later ``--resume`` keeps them) and its newest intact
@@ -351,8 +355,8 @@ def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_mod
         run_dir = Path(resume)
         cfg = load_run_config(run_dir, overrides)
         check_run(cfg, trusted_modules)
-        found = ckpt.find_checkpoint(run_dir, cfg["rules"]["num_players"],
-                                     cfg["rules"]["num_deals"], ckpt.layout_version_of(cfg))
+        found = ckpt.find_checkpoint(run_dir, cfg.rules["num_players"],
+                                     cfg.rules["num_deals"], ckpt.layout_version_of(cfg))
         if overrides:
             ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
         return RunStart(cfg, run_dir, found)
@@ -364,7 +368,7 @@ def open_run(cfg: dict | None, resume: str | Path | None, overrides, trusted_mod
         raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or "
                           "another run_dir")
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg = dict(cfg, run_dir=str(run_dir))
+    cfg = dataclasses.replace(cfg, run_dir=str(run_dir))
     ckpt.atomic_write_text(run_dir / "config.yaml", config_mod.dump(cfg))
     return RunStart(cfg, run_dir)
 
@@ -374,7 +378,7 @@ class LiveRun:
     """What the training callback reaches while PPO learns: snapshots of the learner into
     the league, the league's pool sent to subprocess envs, checkpoints to disk."""
 
-    def __init__(self, cfg: dict, run_dir: Path, model, league, vec_env, budget,
+    def __init__(self, cfg: TrainConfig, run_dir: Path, model, league, vec_env, budget,
                  pretrain: dict | None = None):
         self.cfg, self.run_dir, self.model = cfg, run_dir, model
         self.league, self.vec_env, self.budget = league, vec_env, budget
@@ -395,7 +399,7 @@ class LiveRun:
         self.league.add_snapshot(step, NumpyPolicy(meta, state))
 
     def sync_league(self, pool_changed: bool) -> None:
-        if self.cfg["vec_env"] == "subproc":
+        if self.cfg.vec_env == "subproc":
             self.vec_env.env_method("league_sync", self.league.sync_payload(pool_changed))
 
     def save_checkpoint(self) -> Path:
@@ -403,9 +407,9 @@ class LiveRun:
 
         return save_checkpoint(
             self.run_dir, self.model, self.league, self.cfg,
-            {"train_seconds": self.budget.elapsed(), "seed": int(self.cfg["seed"]),
-             "total_timesteps": int(self.cfg["total_timesteps"]), "pretrain": self.pretrain},
-            obs_norm=self.obs_norm(), keep=self.cfg["checkpoint"]["keep"],
+            {"train_seconds": self.budget.elapsed(), "seed": int(self.cfg.seed),
+             "total_timesteps": int(self.cfg.total_timesteps), "pretrain": self.pretrain},
+            obs_norm=self.obs_norm(), keep=self.cfg.checkpoint.keep,
         )
 
 
@@ -421,7 +425,7 @@ class Say:
 
 
 # ---------------------------------------------------------------------- training
-def run(cfg: dict | None = None, resume: str | Path | None = None,
+def run(cfg: TrainConfig | None = None, resume: str | Path | None = None,
         overrides: list[str] | dict | None = None, callbacks: list | None = None,
         evaluate: bool = True, verbose: bool = True, trusted_modules=()) -> dict:
     """Trains (or resumes) a run; returns a summary dict.
@@ -444,22 +448,22 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     # 1. config and run directory: a new run, or the one to resume
     start = open_run(cfg, resume, overrides, trusted_modules)
     cfg, run_dir = start.cfg, start.run_dir
-    seed, total = int(cfg["seed"]), int(cfg["total_timesteps"])
-    if cfg["torch_threads"]:
-        torch.set_num_threads(int(cfg["torch_threads"]))
+    seed, total = int(cfg.seed), int(cfg.total_timesteps)
+    if cfg.torch_threads:
+        torch.set_num_threads(int(cfg.torch_threads))
 
     # 2. opponents and envs
-    league = League.from_config(cfg["league"])
+    league = League.from_config(cfg.league)
     start.restore_league(league)
     games = make_vec_env(cfg, league, seed + start.step)
     check_vec_env_size(cfg, games)
     vec_env = games
-    if cfg["policy"]["normalize_obs"]:
+    if cfg.policy.normalize_obs:
         vec_env = VecNormalize(games, norm_obs=True, norm_reward=False, clip_obs=10.0,
-                               gamma=cfg["ppo"]["gamma"])
+                               gamma=cfg.ppo.gamma)
 
     # 3. model
-    max_minutes = cfg["max_minutes"]  # the clock runs from here, pretraining included
+    max_minutes = cfg.max_minutes  # the clock runs from here, pretraining included
     budget = Budget(total, None if max_minutes is None else 60.0 * float(max_minutes),
                     elapsed_before=float(start.state.get("train_seconds", 0.0)))
     model = make_model(cfg, vec_env, run_dir, budget)
@@ -470,10 +474,10 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     live = LiveRun(cfg, run_dir, model, league, vec_env, budget, start.state.get("pretrain"))
 
     # 4. pretraining: a new run imitates its teacher in the same envs (or labelled data)
-    p = cfg["pretrain"]
-    if not start.resumed and (p["teacher"] or p["data"]):
-        say(f"pretraining: imitating {p['teacher']} for {p['decisions']:,} decisions"
-            if p["teacher"] else f"pretraining: imitating {', '.join(p['data'])}")
+    p = cfg.pretrain
+    if not start.resumed and (p.teacher or p.data):
+        say(f"pretraining: imitating {p.teacher} for {p.decisions:,} decisions"
+            if p.teacher else f"pretraining: imitating {', '.join(p.data)}")
         try:
             live.pretrain = pretrain(model, games, cfg, log=say)
         except KeyboardInterrupt:
@@ -488,20 +492,20 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         live.save_checkpoint()  # a crash later does not lose the warm start
 
     # 5. learn
-    threads = cfg["torch_threads"]
+    threads = cfg.torch_threads
     cb = TrainingCallback(
-        league, live, budget, cfg["league"]["snapshot_every"], cfg["checkpoint"]["every"],
-        win_window=cfg["log"]["win_window"], progress=cfg["log"]["progress"] and verbose,
-        interval=cfg["log"]["interval"], torch_threads=(1, threads) if threads > 1 else None,
+        league, live, budget, cfg.league.snapshot_every, cfg.checkpoint.every,
+        win_window=cfg.log.win_window, progress=cfg.log.progress and verbose,
+        interval=cfg.log.interval, torch_threads=(1, threads) if threads > 1 else None,
     )
     extra = [LogHyperparameters(config_mod.hyperparameters_markdown(cfg))] \
-        if cfg["log"]["tensorboard"] else []
+        if cfg.log.tensorboard else []
     say(f"run directory: {run_dir}")
-    say(f"training {cfg['num_players']} players, {total:,} steps"
+    say(f"training {cfg.num_players} players, {total:,} steps"
         + (f" or {max_minutes:g} min" if max_minutes is not None else "")
-        + f", {cfg['n_envs']} envs, opponents {cfg['league']['opponents']}"
-        + rollout_note(total - model.num_timesteps, int(cfg["ppo"]["n_steps"]),
-                       int(cfg["n_envs"])))
+        + f", {cfg.n_envs} envs, opponents {cfg.league.opponents}"
+        + rollout_note(total - model.num_timesteps, int(cfg.ppo.n_steps),
+                       int(cfg.n_envs)))
     t_learn, status = time.time(), "finished"
     try:
         if total > model.num_timesteps:
@@ -537,13 +541,13 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
         f"policy saved to {summary['policy']}")
 
     # 7. evaluate
-    ev = cfg["eval"]
-    if evaluate and ev["deals"] > 0 and ev["opponents"]:
+    ev = cfg.eval
+    if evaluate and ev.deals > 0 and ev.opponents:
         from train.common.evaluate import evaluate as run_eval
 
-        summary["eval"] = run_eval(summary["policy"], cfg["rules"], ev["opponents"],
-                                   ev["deals"], seed=ev["seed"], workers=ev["workers"],
-                                   progress=cfg["log"]["progress"] and verbose,
+        summary["eval"] = run_eval(summary["policy"], cfg.rules, ev.opponents,
+                                   ev.deals, seed=ev.seed, workers=ev.workers,
+                                   progress=cfg.log.progress and verbose,
                                    out_dir=run_dir, verbose=verbose)
     summary["total_seconds"] = round(budget.elapsed(), 1)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
@@ -551,7 +555,7 @@ def run(cfg: dict | None = None, resume: str | Path | None = None,
     return summary
 
 
-def save_policy(cfg: dict, model, obs_norm: dict | None, run_dir: Path,
+def save_policy(cfg: TrainConfig, model, obs_norm: dict | None, run_dir: Path,
                 train_seconds: float) -> dict:
     """``policy.zip`` (and ``policy.pt`` with ``export_pt``) in the run directory."""
     from train.common import checkpoint as ckpt
@@ -559,7 +563,7 @@ def save_policy(cfg: dict, model, obs_norm: dict | None, run_dir: Path,
     meta = ckpt.policy_metadata(cfg, model, obs_norm, train_seconds=round(train_seconds, 1))
     out = {"policy": str(run_dir / "policy.zip")}
     ckpt.save_model_zip(model, run_dir / "policy.zip", meta)
-    if cfg["export_pt"]:
+    if cfg.export_pt:
         ckpt.export_weights(model.policy.state_dict(), meta, run_dir / "policy.pt")
         out["policy_pt"] = str(run_dir / "policy.pt")
     return out
@@ -614,26 +618,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from agents.common.cli import error_exit
+    from train.common.entry import preamble
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.help_config:
-        print(config_mod.help_text())
-        return 0
-    if args.resume and args.config:
-        parser.error("--resume uses the run's own config; give overrides instead")
-    try:
+
+    def load() -> TrainConfig:
         if args.resume:
-            cfg = load_run_config(Path(args.resume), args.overrides)
-        else:
-            cfg = config_mod.build(
-                args.config or (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None),
-                args.overrides)
-    except ConfigError as e:
-        return error_exit(parser.prog, str(e))
-    if args.print_config:
-        print(config_mod.dump(cfg), end="")
-        return 0
+            return load_run_config(Path(args.resume), args.overrides)
+        return config_mod.build(
+            args.config or (DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None),
+            args.overrides)
+
+    start = preamble(parser, args, config_mod.TRAIN, load, resume_error=(
+        "--resume uses the run's own config; give overrides instead"))
+    if start.exit is not None:
+        return start.exit
+    cfg = start.cfg
     signal.signal(signal.SIGTERM, _raise_interrupt)
     from train.common.checkpoint import CheckpointError
 

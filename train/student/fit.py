@@ -41,7 +41,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +50,7 @@ from pis_env.cards import NUM_CARDS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.observation import Layout
 from pis_env.shipped import shipped_dir
-from train.common.schema import ConfigError, Schema, add_arguments, dump, param
+from train.common.schema import ConfigError, Schema, add_arguments, param
 
 DEFAULT_CONFIG = shipped_dir("config") / "student_fit_2p.yaml"
 #: How the search of the labels must have dealt its worlds: the student reads the
@@ -94,10 +94,10 @@ class StudentFitConfig:
     threads: int = param(2, "torch threads", ge=1)
 
 
-def _check(cfg: dict) -> dict:
-    if not cfg["hidden"] or any(not isinstance(h, int) or isinstance(h, bool) or h < 1
-                                for h in cfg["hidden"]):
-        raise ConfigError(f"hidden={cfg['hidden']!r}: a non-empty list of widths >= 1")
+def _check(cfg: StudentFitConfig) -> StudentFitConfig:
+    if not cfg.hidden or any(not isinstance(h, int) or isinstance(h, bool) or h < 1
+                             for h in cfg.hidden):
+        raise ConfigError(f"hidden={cfg.hidden!r}: a non-empty list of widths >= 1")
     return cfg
 
 
@@ -105,8 +105,9 @@ def _check(cfg: dict) -> dict:
 CONFIG = Schema(StudentFitConfig, check=_check)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> dict:
-    """Defaults, the YAML file, then ``key=value`` overrides, checked, as a plain dict."""
+def load_config(path: str | Path | None = None,
+                overrides: list[str] | None = None) -> StudentFitConfig:
+    """Defaults, the YAML file, then ``key=value`` overrides, checked (typed)."""
     return CONFIG.build(path, overrides)
 
 
@@ -170,7 +171,8 @@ def policy_targets(values: np.ndarray, masks: np.ndarray, search: np.ndarray,
     return out
 
 
-def load_labels(paths: list[Path], cfg: dict, num_players: int) -> dict[str, np.ndarray]:
+def load_labels(paths: list[Path], cfg: StudentFitConfig,
+                num_players: int) -> dict[str, np.ndarray]:
     """The chunks as imitation data (``train.common.pretrain.imitate``): ``x`` (v0
     observation, marginals, mask), ``masks``, ``actions`` (the search's moves),
     ``targets`` (``policy_targets``), ``returns`` (the search's value / value_scale) and
@@ -193,14 +195,14 @@ def load_labels(paths: list[Path], cfg: dict, num_players: int) -> dict[str, np.
     masks = a["mask"].astype(bool)
     search = a["search"].astype(np.int64)
     prior = None
-    if cfg.get("prior"):
-        prior = prior_logits(cfg["prior"], num_players, a["obs"], masks)
+    if cfg.prior:
+        prior = prior_logits(cfg.prior, num_players, a["obs"], masks)
     return {"x": np.concatenate([a["obs"].astype(np.float32), a["belief"].astype(np.float32),
                                  masks.astype(np.float32)], axis=1),
             "masks": masks, "actions": search,
-            "targets": policy_targets(a["values"], masks, search, float(cfg["temperature"]),
+            "targets": policy_targets(a["values"], masks, search, float(cfg.temperature),
                                       prior),
-            "returns": (a["value"] / float(cfg["value_scale"])).astype(np.float32),
+            "returns": (a["value"] / float(cfg.value_scale)).astype(np.float32),
             "values": a["values"]}
 
 
@@ -296,19 +298,19 @@ def filter_settings() -> dict:
     return out
 
 
-def metadata(cfg: dict, job: dict, input_size: int, labels: int) -> dict:
+def metadata(cfg: StudentFitConfig, job: dict, input_size: int, labels: int) -> dict:
     """The student file's metadata (``agents.student``'s module docstring)."""
     from agents.student import FEATURES
 
     rules = dict(job["rules"])
     return {"num_players": int(rules["num_players"]), "num_deals": 1, "rules": rules,
             "layout_version": 0, "table_layout": 1, "features": list(FEATURES),
-            "input_size": input_size, "hidden": list(cfg["hidden"]),
-            "activation": cfg["activation"], "filter": filter_settings(),
-            "init": cfg["init"], "prior": cfg["prior"],
-            "labeller": dict(job["labeller"]), "temperature": float(cfg["temperature"]),
-            "value_scale": float(cfg["value_scale"]),
-            "value_unit": f"the search's deal score / {cfg['value_scale']:g} (charge "
+            "input_size": input_size, "hidden": list(cfg.hidden),
+            "activation": cfg.activation, "filter": filter_settings(),
+            "init": cfg.init, "prior": cfg.prior,
+            "labeller": dict(job["labeller"]), "temperature": float(cfg.temperature),
+            "value_scale": float(cfg.value_scale),
+            "value_unit": f"the search's deal score / {cfg.value_scale:g} (charge "
                           "differential + 1000 x win share, agents.mc.deal_score)",
             "labels": int(labels)}
 
@@ -337,52 +339,53 @@ def regret(module, data: dict[str, np.ndarray]) -> float:
     return float((values.max(axis=1) - values[rows, chosen]).mean())
 
 
-def run(cfg: dict, say=print) -> dict:
-    """Trains a student on ``cfg``'s labels, writes ``cfg["out"]`` and returns the
+def run(cfg: StudentFitConfig, say=print) -> dict:
+    """Trains a student on ``cfg``'s labels, writes ``cfg.out`` and returns the
     figures (labels, minutes, held-out agreement, value loss, regret)."""
     import torch
 
     from train.common.pretrain import evaluate, imitate
 
-    torch.set_num_threads(int(cfg["threads"]))
+    torch.set_num_threads(int(cfg.threads))
     t0 = time.perf_counter()
-    job = read_job(cfg["labels"])
+    job = read_job(cfg.labels)
     n = int(job["rules"]["num_players"])
-    train_paths, held_paths = split_chunks(cfg["labels"], cfg["val_chunks"], cfg["max_labels"])
+    train_paths, held_paths = split_chunks(cfg.labels, cfg.val_chunks, cfg.max_labels)
     data = load_labels(train_paths, cfg, n)
-    if cfg["max_labels"] is not None:
-        data = {k: v[:cfg["max_labels"]] for k, v in data.items()}
+    if cfg.max_labels is not None:
+        data = {k: v[:cfg.max_labels] for k, v in data.items()}
     val = load_labels(held_paths, cfg, n)
     count, size = len(data["actions"]), data["x"].shape[1]
     say(f"student: {count:,} training labels from {len(train_paths)} chunk(s), "
         f"{len(val['actions']):,} held out ({len(held_paths)} chunk(s)); input {size}, "
-        f"hidden {cfg['hidden']}, temperature {cfg['temperature']:g} points")
-    if cfg["init"]:
-        arch, weights = start_from(cfg["init"], n)
-        cfg = dict(cfg, **arch)
-        say(f"student: starting from {cfg['init']}'s actor ({arch['hidden']}, "
+        f"hidden {cfg.hidden}, temperature {cfg.temperature:g} points")
+    if cfg.init:
+        arch, weights = start_from(cfg.init, n)
+        cfg = replace(cfg, **arch)
+        say(f"student: starting from {cfg.init}'s actor ({arch['hidden']}, "
             f"{arch['activation']}; zero weights on the marginals)")
-    module = make_module(size, cfg["hidden"], cfg["activation"], cfg["seed"])
-    if cfg["init"]:
+    module = make_module(size, cfg.hidden, cfg.activation, cfg.seed)
+    if cfg.init:
         own = module.state_dict()
         own.update({k: torch.as_tensor(v, dtype=torch.float32) for k, v in weights.items()})
         module.load_state_dict(own)
-    stats = imitate(module, module, data, cfg["epochs"], cfg["batch_size"],
-                    cfg["learning_rate"], cfg["value_coef"], cfg["seed"], log=say, val=val)
+    stats = imitate(module, module, data, cfg.epochs, cfg.batch_size,
+                    cfg.learning_rate, cfg.value_coef, cfg.seed, log=say, val=val)
     held = evaluate(module, module, val)
     out = {"labels": count, "minutes": (time.perf_counter() - t0) / 60,
            "val_agreement": held["accuracy"], "val_value_loss": held["value_loss"],
            "val_cross_entropy": held["cross_entropy"], "val_regret": regret(module, val),
            "train_agreement": stats["accuracy"]}
-    path = save_student(module, metadata(cfg, job, size, count), cfg["out"])
+    path = save_student(module, metadata(cfg, job, size, count), cfg.out)
     say(f"held out: agreement with the search's move {out['val_agreement']:.1%}, value loss "
-        f"{out['val_value_loss']:.4f} ((value / {cfg['value_scale']:g})^2), regret "
+        f"{out['val_value_loss']:.4f} ((value / {cfg.value_scale:g})^2), regret "
         f"{out['val_regret']:.1f} points a decision; {out['minutes']:.1f} min; wrote {path}")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     from agents.common.cli import error_exit
+    from train.common.entry import preamble
 
     p = argparse.ArgumentParser(prog="python -m train.student.fit",
                                 description=__doc__.split("\n\n")[0])
@@ -392,24 +395,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-labels", type=int, help="training labels at most (max_labels)")
     p.add_argument("--epochs", type=int, help="passes over the labels (epochs)")
     args = p.parse_args(argv)
-    if args.help_config:
-        print(CONFIG.help_text())
-        return 0
     overrides = list(args.overrides)
     for key, value in (("labels", args.labels), ("out", args.out),
                        ("max_labels", args.max_labels), ("epochs", args.epochs)):
         if value is not None:
             overrides.append(f"{key}={value}")
+    start = preamble(p, args, CONFIG,
+                     lambda: load_config(args.config or DEFAULT_CONFIG, overrides))
+    if start.exit is not None:
+        return start.exit
     try:
-        cfg = load_config(args.config or DEFAULT_CONFIG, overrides)
-        if args.print_config:
-            print(dump(cfg).rstrip("\n"))
-            return 0
-        run(cfg, say=lambda line: print(line, flush=True))
+        run(start.cfg, say=lambda line: print(line, flush=True))
     except ConfigError as e:
         return error_exit(p.prog, str(e))
     return 0
-
 
 __all__ = ["CONFIG", "StudentFitConfig", "load_config", "load_labels", "main", "make_module",
            "policy_targets", "prior_logits", "read_job", "regret", "run", "save_student",

@@ -29,7 +29,7 @@ import argparse
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,6 @@ from train.common.schema import (
     Schema,
     add_arguments,
     check_mix,
-    dump,
     mapping,
     param,
     section,
@@ -101,18 +100,18 @@ class StudentLabelsConfig:
                                    "every core)", ge=1)
 
 
-def _check(cfg: dict) -> dict:
+def _check(cfg: StudentLabelsConfig) -> StudentLabelsConfig:
     from agents.panel import EVALUATION_SET, spec_names
 
-    check_mix("opponents", cfg["opponents"], also=("self", "ppo:"))
-    held_out = [name for name in cfg["opponents"]
+    check_mix("opponents", cfg.opponents, also=("self", "ppo:"))
+    held_out = [name for name in cfg.opponents
                 if set(spec_names(name)) & set(EVALUATION_SET)]
     if held_out:
         raise ConfigError(f"opponents: {', '.join(held_out)} is in the opponent panel's "
                           "evaluation set, which is held out for judging the student")
     try:
-        cfg["rules"] = Rules.from_options(**{**cfg["rules"],
-                                             "num_players": cfg["num_players"]}).to_dict()
+        cfg.rules = Rules.from_options(**{**cfg.rules,
+                                          "num_players": cfg.num_players}).to_dict()
     except (TypeError, ValueError) as e:
         raise ConfigError(f"rules: {e}") from None
     return cfg
@@ -122,36 +121,37 @@ def _check(cfg: dict) -> dict:
 CONFIG = Schema(StudentLabelsConfig, check=_check)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> dict:
-    """Defaults, the YAML file, then ``key=value`` overrides, checked, as a plain dict."""
+def load_config(path: str | Path | None = None,
+                overrides: list[str] | None = None) -> StudentLabelsConfig:
+    """Defaults, the YAML file, then ``key=value`` overrides, checked (typed)."""
     return CONFIG.build(path, overrides)
 
 
-def job(cfg: dict) -> LabelJob:
+def job(cfg: StudentLabelsConfig) -> LabelJob:
     """The ``LabelJob`` of a config: the search's moves are the labels (``target``)."""
-    return LabelJob(seed=cfg["seed"], iteration=0, rules=cfg["rules"], policy=cfg["policy"],
-                    opponents=cfg["opponents"], labeller=cfg["labeller"],
-                    sample=cfg["sample"], win_bonus=float(cfg["win_bonus"]),
-                    gamma=float(cfg["gamma"]), target="search",
-                    env_version=int(cfg["env_version"]))
+    return LabelJob(seed=cfg.seed, iteration=0, rules=cfg.rules, policy=cfg.policy,
+                    opponents=cfg.opponents, labeller=asdict(cfg.labeller),
+                    sample=cfg.sample, win_bonus=float(cfg.win_bonus),
+                    gamma=float(cfg.gamma), target="search",
+                    env_version=int(cfg.env_version))
 
 
-def run(cfg: dict, say=print) -> list[Path]:
+def run(cfg: StudentLabelsConfig, say=print) -> list[Path]:
     """Labels (or resumes labelling) ``cfg``'s games; returns the chunk files."""
     from agents.ppo import resolve_path
 
-    if not resolve_path(cfg["policy"]).is_file():
-        raise ConfigError(f"policy={cfg['policy']}: no such policy file")
+    if not resolve_path(cfg.policy).is_file():
+        raise ConfigError(f"policy={cfg.policy}: no such policy file")
     t0 = time.perf_counter()
-    say(f"labelling {cfg['games']:,} games with search ({cfg['labeller']['rollouts']} "
-        f"rollouts, {cfg['labeller']['determinize']}) into {cfg['out_dir']}")
-    paths = label_chunks(job(cfg), cfg["games"], cfg["out_dir"], cfg["backend"],
-                         cfg["workers"], cfg["address"], 1, say)
+    say(f"labelling {cfg.games:,} games with search ({cfg.labeller.rollouts} "
+        f"rollouts, {cfg.labeller.determinize}) into {cfg.out_dir}")
+    paths = label_chunks(job(cfg), cfg.games, cfg.out_dir, cfg.backend,
+                         cfg.workers, cfg.address, 1, say)
     total = 0
     for path in paths:
         with np.load(path) as data:
             total += len(data["action"])
-    say(f"done: {total:,} labels in {len(paths)} chunks in {cfg['out_dir']} "
+    say(f"done: {total:,} labels in {len(paths)} chunks in {cfg.out_dir} "
         f"({time.perf_counter() - t0:.0f} s this run)")
     return paths
 
@@ -162,21 +162,17 @@ def _raise_interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     from agents.common.cli import error_exit
+    from train.common.entry import preamble
 
     p = argparse.ArgumentParser(prog="python -m train.student.labels",
                                 description=__doc__.split("\n\n")[0])
     add_arguments(p, DEFAULT_CONFIG)
     args = p.parse_args(argv)
-    if args.help_config:
-        print(CONFIG.help_text())
-        return 0
-    try:
-        cfg = load_config(args.config or DEFAULT_CONFIG, args.overrides)
-    except ConfigError as e:
-        return error_exit(p.prog, str(e))
-    if args.print_config:
-        print(dump(cfg).rstrip("\n"))
-        return 0
+    start = preamble(p, args, CONFIG,
+                     lambda: load_config(args.config or DEFAULT_CONFIG, args.overrides))
+    if start.exit is not None:
+        return start.exit
+    cfg = start.cfg
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # a kill stops it cleanly
     try:
         run(cfg, say=lambda line: print(line, flush=True))

@@ -29,7 +29,7 @@ too: this class only speaks gymnasium's vector API.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -39,7 +39,7 @@ from gymnasium.vector.utils import batch_space
 
 from pis_env.rules import Rules
 from train.vector.keys import MASK_KEY, OBS_KEY  # the keys of observation="dict"
-from train.vector.learner_batch import NUM_ACTIONS, LearnerBatch, MatchResults
+from train.vector.learner_batch import NUM_ACTIONS, Learner, LearnerBatch, MatchResults
 
 OBSERVATIONS = ("flat", "dict")
 
@@ -58,22 +58,23 @@ class PisYediliVectorEnv(VectorEnv):
             ``SingleAgentEnv``; needs a fixed ``learner_seat``); or a mapping ``{opponent:
             weight}`` drawn anew for every seat of every match (``mix_per="game"``: one
             draw per match). ``None``: random.
-        learner_seat: a seat index, or ``None`` (drawn for every match).
         observation: ``"flat"`` or ``"dict"``.
         seed: the games' streams until ``reset(seed=)`` restarts them.
-        layout_version: the observation layout (0: ``PisYedili-v0``, 1: ``PisYedili-Events-v0``).
-        features, privileged, skip_forced, win_bonus, mix_per: as
-            :class:`train.vector.learner_batch.LearnerBatch`.
+        mix_per, bot_factory: as :class:`train.vector.learner_batch.LearnerBatch`.
+        learner: the learner's seat, what it sees and its reward
+            (:class:`train.vector.learner_batch.Learner`, the description the SB3 and RLlib
+            vector envs share), or its fields as keywords: ``learner_seat`` (a seat index,
+            or ``None``: drawn for every match; 0 by default), ``features``,
+            ``privileged``, ``skip_forced``, ``win_bonus``, ``layout_version`` (0:
+            ``PisYedili-v0``, 1: ``PisYedili-Events-v0``).
         **options: rules options (``num_players``, ``num_deals``, ...).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, opponents: Any = None, *,
-                 learner_seat: int | None = 0, observation: str = "flat",
-                 features: Sequence[str] = ("obs",), privileged: bool = False,
-                 skip_forced: bool = False, win_bonus: float = 0.0, mix_per: str = "seat",
-                 seed: int | None = None, layout_version: int = 0,
+                 observation: str = "flat", mix_per: str = "seat", seed: int | None = None,
+                 learner: Learner | None = None,
                  bot_factory: Callable[[str], Any] | None = None, **options):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or not (
                 1 <= num_envs <= MAX_ENVS):
@@ -81,13 +82,12 @@ class PisYediliVectorEnv(VectorEnv):
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation={observation!r}: 'flat' or 'dict'")
         self.observation = observation
+        learner, options = Learner.resolve(learner, options)
         rules = Rules.from_options(**options)
-        opponent, mix = _seats(opponents, learner_seat, rules.num_players)
+        opponent, mix = _seats(opponents, learner.seat, rules.num_players)
         self.core = LearnerBatch(
             int(num_envs), rules, opponent=opponent, opponent_mix=mix, mix_per=mix_per,
-            learner_seat=learner_seat, features=features, skip_forced=skip_forced,
-            win_bonus=win_bonus, privileged=privileged, seed=seed, bot_factory=bot_factory,
-            layout_version=layout_version)
+            learner=learner, seed=seed, bot_factory=bot_factory)
         self.num_envs = int(num_envs)
         self.num_players = self.core.num_players
         flat = gym.spaces.Box(0.0, 1.0, (self.core.size,), dtype=np.float32)

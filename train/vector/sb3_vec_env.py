@@ -288,24 +288,22 @@ class _LeagueVecEnv(BatchedVecEnv):
         return super().step_wait()
 
 
-def make_league_vec_env(cfg: dict, league, seed: int) -> BatchedVecEnv:
+def make_league_vec_env(cfg: Any, league, seed: int) -> BatchedVecEnv:
     """``train/sb3/run.py``'s VecEnv factory (``vec_env="train.vector.sb3_vec_env:
-    make_league_vec_env"``): ``cfg["n_envs"]`` batched games with the config's rules,
+    make_league_vec_env"``): ``cfg.n_envs`` batched games with the config's rules,
     policy features (and privileged critic input), learner seat, ``skip_forced`` and
     ``win_bonus``, at the layout of ``env_version`` (``pis_yedili_v<N>``), opponents drawn
     per seat and match from the league (``random``/``greedy`` in the kernel, snapshots
-    as one torch pass, other bots row by row), ``info["league"]`` at match ends."""
-    seat = cfg["league"].get("learner_seat")
-    return _LeagueVecEnv(
-        league, int(cfg["n_envs"]), dict(cfg["rules"]),
-        features=tuple(cfg["policy"]["features"]),
-        learner_seat="random" if seat is None else int(seat),
-        skip_forced=bool(cfg.get("skip_forced", False)),
-        win_bonus=float(cfg.get("win_bonus", 0.0)),
-        privileged=bool(cfg["policy"].get("privileged_critic", False)),
-        seed=int(seed),
-        layout_version=int(cfg.get("env_version", 0)),
-    )
+    as one torch pass, other bots row by row), ``info["league"]`` at match ends. ``cfg``
+    is the run's typed config (``train.sb3.config.TrainConfig``)."""
+    seat = cfg.league.learner_seat
+    learner = Learner(seat="random" if seat is None else int(seat),
+                      features=tuple(cfg.policy.features), skip_forced=bool(cfg.skip_forced),
+                      win_bonus=float(cfg.win_bonus),
+                      privileged=bool(cfg.policy.privileged_critic),
+                      layout_version=int(cfg.env_version))
+    return _LeagueVecEnv(league, int(cfg.n_envs), dict(cfg.rules), learner=learner,
+                         seed=int(seed))
 
 
 __all__ = ["AgentPolicy", "BatchedVecEnv", "TorchPolicy", "make_league_vec_env",

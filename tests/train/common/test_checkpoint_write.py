@@ -38,6 +38,8 @@ from train.common.checkpoint import (
     save_model_zip,
     widen_to_layout,
 )
+from train.common.schema import as_dict
+from train.sb3.config import TRAIN
 
 from .test_checkpoint_files import config
 
@@ -98,7 +100,7 @@ def test_a_checkpoint_holds_every_member_and_its_state(tmp_path):
     state = json.loads((path / "state.json").read_text(encoding="utf-8"))
     assert state == {"format": STATE_FORMAT, "format_version": state["format_version"],
                      "num_timesteps": 1234, "n_updates": 7, "layout_version": 0,
-                     "layout_size": Layout.of(2, 1, 0).size, "rules": cfg["rules"],
+                     "layout_size": Layout.of(2, 1, 0).size, "rules": cfg.rules,
                      "obs_norm": norm, "wall_minutes": 1.5}
     assert isinstance(state["format_version"], int) and state["format_version"] >= 1
     assert (path / "state.json").read_text().startswith('{\n "format": ')  # indent=1
@@ -318,7 +320,7 @@ def test_a_policys_metadata_says_its_run_step_and_table(tmp_path):
     cfg = config(tmp_path, "name=probe")
     meta = policy_metadata(cfg, model(77), step=None, note="kept")
     assert meta == make_metadata(
-        rules=cfg["rules"], net_arch={"pi": [6], "vf": [6]}, activation="tanh",
+        rules=cfg.rules, net_arch={"pi": [6], "vf": [6]}, activation="tanh",
         features=["obs", "mask"], layout_version=0,
         extra={"num_timesteps": 77, "run_name": "probe", "note": "kept"})
     assert policy_metadata(cfg, model(77), step=12)["num_timesteps"] == 12
@@ -326,7 +328,7 @@ def test_a_policys_metadata_says_its_run_step_and_table(tmp_path):
     m.policy.net_arch = {"pi": [6], "vf": [9]}
     assert policy_metadata(cfg, m)["net_arch"] == {"pi": [6], "vf": [9]}
     cfg = config(tmp_path, "env_version=1")
-    cfg["policy"]["oracle_actor"] = True
+    cfg.policy.oracle_actor = True
     meta = policy_metadata(cfg, model(3))
     assert (meta["oracle_actor"], meta["layout_version"], meta["layout_size"]) == (
         True, 1, Layout.of(2, 1, 1).size)
@@ -334,8 +336,10 @@ def test_a_policys_metadata_says_its_run_step_and_table(tmp_path):
 
 
 def test_a_config_without_an_env_version_trained_on_layout_0():
-    assert layout_version_of({}) == 0
-    assert layout_version_of({"env_version": "1"}) == 1
+    saved = as_dict(TRAIN.build(None))
+    del saved["env_version"]
+    assert layout_version_of(TRAIN.build(base=saved)) == 0
+    assert layout_version_of(TRAIN.build(None, {"env_version": "1"})) == 1
 
 
 class Saver:

@@ -13,6 +13,7 @@ import pytest
 from agents.ppo import NumpyPolicy, make_metadata
 from pis_env.engine import NUM_ACTIONS
 from train.common.league import League, SnapshotAgent, win_share
+from train.sb3.config import LeagueConfig
 
 
 @pytest.mark.parametrize("charges, share", [
@@ -113,9 +114,9 @@ def test_the_mix_is_normalised_and_its_zero_weights_dropped():
 
 
 def test_a_league_is_built_from_its_config_section():
-    league = League.from_config({"opponents": {"heuristic": 1, "self": 3}, "pool_size": 5,
-                                 "prioritized": False, "priority_power": 3.0, "window": 9,
-                                 "snapshot_deterministic": True})
+    league = League.from_config(LeagueConfig(
+        opponents={"heuristic": 1, "self": 3}, pool_size=5, prioritized=False,
+        priority_power=3.0, window=9, snapshot_deterministic=True))
     assert league.mix == {"heuristic": 0.25, "self": 0.75}
     assert (league.pool_size, league.prioritized, league.priority_power, league.window,
             league.snapshot_deterministic) == (5, False, 3.0, 9, True)

@@ -10,7 +10,7 @@ import pytest
 import train.common.pretrain as P
 from pis_env.observation import Layout
 
-from .test_pretrain_teachers import RULES, Scripted
+from .test_pretrain_teachers import RULES, Scripted, config
 
 
 def save(path, size=6, **arrays):
@@ -26,21 +26,21 @@ def test_labelled_files_become_the_policy_input_the_config_reads(tmp_path):
     one = save(tmp_path / "a.npz", size)
     save(tmp_path / "b.npz", size)
     policy = {"features": ["obs", "mask"], "privileged_critic": True}
-    cfg = {"rules": RULES, "policy": policy, "env_version": 0}
+    cfg = config(rules=RULES, policy=policy, env_version=0)
     data = P.load_labelled([str(tmp_path / "a.npz"), str(tmp_path / "b.npz")], cfg)
     assert data["x"].shape == (8, size + 58 + 5) and data["x"].dtype == np.float32
     assert np.allclose(data["x"][:4, :size], one["obs"])
     assert np.allclose(data["x"][:4, size + 58:], one["privileged"])
     assert data["masks"].dtype == bool and data["actions"].dtype == np.int64
     assert data["returns"].dtype == np.float32 and data["actions"].tolist() == [0, 1, 2, 3] * 2
-    plain = P.load_labelled([str(tmp_path / "a.npz")], {**cfg, "policy": {
-        "features": ["obs"], "privileged_critic": False}})
+    plain = P.load_labelled([str(tmp_path / "a.npz")], config(rules=RULES, policy={
+        "features": ["obs"], "privileged_critic": False}, env_version=0))
     assert plain["x"].shape == (4, size)
 
 
 def test_a_labelled_file_of_another_kind_is_refused_by_name(tmp_path):
-    cfg = {"rules": RULES, "policy": {"features": ["obs"], "privileged_critic": False},
-           "env_version": 0}
+    cfg = config(rules=RULES, policy={"features": ["obs"], "privileged_critic": False},
+                 env_version=0)
     v0, v1 = (Layout.of(3, 1, v).size for v in (0, 1))
     lacking = tmp_path / "lacking.npz"
     np.savez(lacking, obs=np.zeros((1, v0)))
@@ -71,8 +71,8 @@ def test_labelled_files_are_sized_by_the_configs_deals_and_layout_version(tmp_pa
     size = Layout.of(3, 4, 1).size
     assert size not in (Layout.of(3, 1, 1).size, Layout.of(3, 4, 0).size)
     save(tmp_path / "match.npz", size)
-    cfg = {"rules": rules, "policy": {"features": ["obs"], "privileged_critic": False},
-           "env_version": 1}
+    cfg = config(rules=rules, policy={"features": ["obs"], "privileged_critic": False},
+                 env_version=1)
     assert P.load_labelled([str(tmp_path / "match.npz")], cfg)["x"].shape == (4, size)
 
 
@@ -92,10 +92,10 @@ def test_pretrain_on_labelled_files_fits_them_and_leaves_the_env_alone(tmp_path,
     env = Scripted(size)
     clock = iter(range(1000, 10_000, 5))  # five seconds a call
     monkeypatch.setattr(P.time, "time", lambda: float(next(clock)))
-    cfg = {"pretrain": {"data": paths, "teacher": "random", "decisions": 6, "epochs": 3,
-                        "batch_size": 16, "learning_rate": 0.2, "value_coef": 0.25},
-           "rules": {"num_players": 2, "num_deals": 1}, "seed": 9, "env_version": 0,
-           "ppo": {"gamma": 0.5}, "policy": {"features": ["obs"], "privileged_critic": False}}
+    cfg = config(pretrain={"data": paths, "teacher": "random", "decisions": 6, "epochs": 3,
+                           "batch_size": 16, "learning_rate": 0.2, "value_coef": 0.25},
+                 rules={"num_players": 2, "num_deals": 1}, seed=9, env_version=0,
+                 ppo={"gamma": 0.5}, policy={"features": ["obs"], "privileged_critic": False})
     lines = []
     stats = P.pretrain(Model(), env, cfg, log=lines.append)
     assert env.seeds == []  # no teacher games: the env deals what it would have dealt

@@ -10,8 +10,18 @@ import agents
 import train.common.pretrain as P
 from agents.heuristic.batched import HeuristicPolicy
 from pis_env.observation import Layout
+from train.sb3.config import PolicyConfig, PPOConfig, PretrainConfig, TrainConfig
 
 RULES = {"num_players": 3, "num_deals": 1}
+
+
+def config(pretrain: dict | None = None, policy: dict | None = None, ppo: dict | None = None,
+           **fields) -> TrainConfig:
+    """A ``TrainConfig`` with these fields, and these keys of its sections (the rest their
+    defaults)."""
+    return TrainConfig(pretrain=PretrainConfig(**(pretrain or {})),
+                       policy=PolicyConfig(**(policy or {})), ppo=PPOConfig(**(ppo or {})),
+                       **fields)
 
 
 class Scripted:
@@ -111,10 +121,10 @@ def test_pretrain_collects_with_its_own_seed_and_reseeds_the_env_for_ppo(monkeyp
         policy = object()
 
     env, lines = Scripted(Layout.of(2, 1, 0).size), []
-    cfg = {"pretrain": {"data": None, "teacher": "random", "decisions": 6, "epochs": 2,
-                        "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
-           "rules": {"num_players": 2, "num_deals": 1}, "seed": 4, "env_version": 0,
-           "ppo": {"gamma": 0.5}}
+    cfg = config(pretrain={"data": [], "teacher": "random", "decisions": 6, "epochs": 2,
+                           "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
+                 rules={"num_players": 2, "num_deals": 1}, seed=4, env_version=0,
+                 ppo={"gamma": 0.5})
     stats = P.pretrain(Model(), env, cfg, log=lines.append)
     assert env.seeds == [4 + 7919, 4]  # the teacher's own games, then PPO's as before
     ((policy, data, args, kwargs),) = fitted
@@ -150,9 +160,9 @@ def test_pretrain_seeds_its_teacher_shows_it_its_layout_and_times_itself(monkeyp
         policy = object()
 
     rules = {"num_players": 2, "num_deals": 1}
-    cfg = {"pretrain": {"data": None, "teacher": "mine", "decisions": 6, "epochs": 1,
-                        "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
-           "rules": rules, "seed": 4, "env_version": 1, "ppo": {"gamma": 0.5}}
+    cfg = config(pretrain={"data": [], "teacher": "mine", "decisions": 6, "epochs": 1,
+                           "batch_size": 8, "learning_rate": 0.1, "value_coef": 0.5},
+                 rules=rules, seed=4, env_version=1, ppo={"gamma": 0.5})
     lines = []
     stats = P.pretrain(Model(), Scripted(v1 + 58), cfg, log=lines.append)
     assert made == [("mine", rules, 4 + 7919)] and shown == [v1] * 3

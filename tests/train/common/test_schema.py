@@ -16,6 +16,8 @@ from train.common.schema import (
     ConfigError,
     Schema,
     add_arguments,
+    as_dict,
+    dump,
     find_file,
     mapping,
     param,
@@ -160,7 +162,8 @@ def test_the_hyperparameter_table(schema):
 def test_overrides_short_names_mappings_and_files(schema):
     cfg = schema.build(None, ["rules.deals=3", "batch_size=9", "kwargs.x=1", "seed=2e0",
                               "rules=r.yaml", "net.widths=[4, 5]", "minutes=1.5"])
-    assert cfg == {"name": "toy", "seed": 2, "minutes": 1.5, "rules_file": "r.yaml",
+    assert isinstance(cfg, schema.root) and type(cfg.opt) is type(schema.root().opt)
+    assert as_dict(cfg) == {"name": "toy", "seed": 2, "minutes": 1.5, "rules_file": "r.yaml",
                    "rules": {"players": 2, "deals": 3}, "kwargs": {"x": 1},
                    "mix": {"a": 1.0}, "rival": "heuristic",
                    "opt": {"learning_rate": 3e-4, "batch_size": 9, "clip": 0.2,
@@ -168,9 +171,9 @@ def test_overrides_short_names_mappings_and_files(schema):
                    "net": {"widths": [4, 5], "act": "relu", "batch_size": 8, "depth": 2,
                            "name": "mlp"}}
     # a plain mapping replaces, a merged one is merged
-    assert schema.build(None, {"mix": {"b": 2.0}, "rules": {"players": 3}})["mix"] == {"b": 2.0}
-    assert schema.build(None, {"rules": {"deals": 2}})["rules"] == {"players": 2, "deals": 2}
-    assert schema.build(None, {"opt": {"clip": 0.5}})["opt"]["clip"] == 0.5
+    assert schema.build(None, {"mix": {"b": 2.0}, "rules": {"players": 3}}).mix == {"b": 2.0}
+    assert schema.build(None, {"rules": {"deals": 2}}).rules == {"players": 2, "deals": 2}
+    assert schema.build(None, {"opt": {"clip": 0.5}}).opt.clip == 0.5
 
 
 LONG = "a" * 30
@@ -222,7 +225,7 @@ def test_a_config_file_extends_another_and_keeps_its_paths(schema, tmp_path):
     (tmp_path / "base.yaml").write_text("seed: 4\nopt: {clip: 0.1}\n")
     (tmp_path / "run.yaml").write_text("extends: base.yaml\nrules_file: r.yaml\nclip: 0.3\n")
     cfg = schema.build(tmp_path / "run.yaml")
-    assert (cfg["seed"], cfg["opt"]["clip"], cfg["rules_file"]) == (
+    assert (cfg.seed, cfg.opt.clip, cfg.rules_file) == (
         4, 0.3, str(tmp_path / "r.yaml"))
     (tmp_path / "loop.yaml").write_text("extends: loop.yaml\n")
     with pytest.raises(ConfigError, match="'extends' loops back to itself"):
@@ -235,7 +238,7 @@ def test_a_config_file_extends_another_and_keeps_its_paths(schema, tmp_path):
 
 def test_a_config_file_is_read_as_utf8_whatever_the_locale(schema, tmp_path, ascii_locale):
     (tmp_path / "run.yaml").write_text("# eğitim: çok kısa\nseed: 4\n", encoding="utf-8")
-    assert schema.build(tmp_path / "run.yaml")["seed"] == 4
+    assert schema.build(tmp_path / "run.yaml").seed == 4
 
 
 def test_the_entry_points_arguments():
@@ -297,9 +300,19 @@ def test_values_are_taken_as_given(schema):
     """An override's value may hold '=' and OmegaConf's interpolation syntax: both are kept
     as text (a run's config is what it says, never resolved against other keys)."""
     cfg = schema.build(None, ["name=a=b"])
-    assert cfg["name"] == "a=b"
-    assert schema.build(None, ["name=${seed}"])["name"] == "${seed}"
+    assert cfg.name == "a=b"
+    assert schema.build(None, ["name=${seed}"]).name == "${seed}"
     for source in ("config", "x.yaml"):
         with pytest.raises(ConfigError) as info:
             schema.flatten(5) if source == "config" else schema.flatten([1], source)
         assert str(info.value) == f"{source}: expected a mapping of config keys"
+
+
+def test_the_typed_config_round_trips_through_its_saved_dict(schema):
+    """``build`` gives the root dataclass; ``as_dict`` the plain dict a run saves (``dump``)
+    and ``--resume`` reads back as ``base``, which builds the same object again."""
+    cfg = schema.build(None, ["seed=5", "opt.sched.final=0.5", "kwargs.z=[1]"])
+    saved = yaml.safe_load(dump(cfg))
+    assert saved == as_dict(cfg) and isinstance(saved["opt"]["sched"], dict)
+    assert schema.build(base=saved) == cfg and schema.build(base=cfg) == cfg
+    assert as_dict(saved) is saved

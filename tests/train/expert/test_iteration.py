@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def label(start: int, stop: int, **kw) -> dict[str, np.ndarray]:
 def ei_config(tmp_path: Path, *overrides: str) -> dict:
     cfg = EI.load_config(None, [f"run_dir={tmp_path / 'ei'}", "games=3", "labeller.rollouts=16",
                                 "workers=1", "opponents={heuristic: 1, self: 1}", *overrides])
-    cfg["ppo"] = TINY_PPO
+    cfg.ppo = TINY_PPO
     return cfg
 
 
@@ -199,7 +200,7 @@ def test_ray_tasks_label_the_same_positions(tmp_path, monkeypatch):
     local = EI.label_iteration(cfg, ppo_cfg, 0, POLICY_2P, tmp_path / "local")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        remote = EI.label_iteration({**cfg, "backend": "ray", "workers": 2}, ppo_cfg, 0,
+        remote = EI.label_iteration(replace(cfg, backend="ray", workers=2), ppo_cfg, 0,
                                     POLICY_2P, tmp_path / "ray")
     finally:
         ray.shutdown()
@@ -357,8 +358,8 @@ def test_a_v0_network_is_not_labelled_at_a_v1_table():
 
 def test_env_version_is_the_runs_own_key_and_reaches_every_train_stage(tmp_path, v1_policy):
     cfg = ei_config(tmp_path, "env_version=1")
-    assert EI.ppo_config(cfg)["env_version"] == 1
-    assert EI.ppo_config(ei_config(tmp_path))["env_version"] == 0
+    assert EI.ppo_config(cfg).env_version == 1
+    assert EI.ppo_config(ei_config(tmp_path)).env_version == 0
     with pytest.raises(ConfigError, match="run's own key"):
         EI.load_config(None, ["ppo={env_version: 1}"])
     with pytest.raises(ConfigError, match=r"layout version 0 .*layout version 1"):
@@ -379,7 +380,7 @@ def test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before(tmp_path
     tiny = dict(TINY_PPO, policy={"net_arch": [256, 256], "privileged_critic": True})
     cfg = ei_config(tmp_path, "env_version=1", f"init_policy={V0_POLICY}", "init_widen=true",
                     "iterations=1", "games=2", "labeller.rollouts=8", "sample=false")
-    cfg["ppo"] = tiny
+    cfg.ppo = tiny
     summary = EI.run(cfg, verbose=False)
     start = tmp_path / "ei" / "init" / "policy.pt"
     assert read_policy(start)[0]["layout_version"] == 1
@@ -398,7 +399,7 @@ def test_the_v4_recipes_start_from_v3_widened_and_pass_preflight(n):
     from train.common.preflight import check_run
 
     cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{n}p_v4.yaml")
-    assert (cfg["env_version"], cfg["init_widen"]) == (1, True)
-    assert cfg["init_policy"] == f"models/ppo_{n}p.zip"
-    assert cfg["labeller"]["determinize"] == "particles" and cfg["max_minutes"] <= 90
-    check_run(EI.ppo_config(cfg, policy=cfg["init_policy"]))
+    assert (cfg.env_version, cfg.init_widen) == (1, True)
+    assert cfg.init_policy == f"models/ppo_{n}p.zip"
+    assert cfg.labeller.determinize == "particles" and cfg.max_minutes <= 90
+    check_run(EI.ppo_config(cfg, policy=cfg.init_policy))

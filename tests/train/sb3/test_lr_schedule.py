@@ -8,6 +8,7 @@ import time
 import pytest
 
 from train.common.callbacks import Budget
+from train.sb3.config import PPOConfig
 from train.sb3.run import BudgetSchedule, LinearSchedule, learning_rate
 
 PPO = {"learning_rate": 1e-3, "lr_final_fraction": 0.1}
@@ -19,8 +20,8 @@ def budget(limit_s, elapsed_s):
 
 
 def test_constant_and_linear_ignore_the_clock():
-    assert learning_rate({**PPO, "lr_schedule": "constant"}, budget(10, 9)) == 1e-3
-    linear = learning_rate({**PPO, "lr_schedule": "linear"}, budget(10, 9))
+    assert learning_rate(PPOConfig(**PPO, lr_schedule="constant"), budget(10, 9)) == 1e-3
+    linear = learning_rate(PPOConfig(**PPO, lr_schedule="linear"), budget(10, 9))
     assert linear == LinearSchedule(1e-3, 0.1)
     assert linear(1.0) == pytest.approx(1e-3)
     assert linear(0.5) == pytest.approx(0.55e-3)
@@ -35,12 +36,12 @@ def test_constant_and_linear_ignore_the_clock():
     (0.9, 130.0, 1e-4),    # past it (the last update of a run): never below the floor
 ])
 def test_the_budget_schedule_follows_the_limit_that_binds(progress, elapsed, want):
-    schedule = learning_rate({**PPO, "lr_schedule": "budget"}, budget(100, elapsed))
+    schedule = learning_rate(PPOConfig(**PPO, lr_schedule="budget"), budget(100, elapsed))
     assert isinstance(schedule, BudgetSchedule)
     assert schedule(progress) == pytest.approx(want, rel=1e-3)
 
 
 def test_without_a_time_limit_the_budget_schedule_is_the_linear_one():
-    schedule = learning_rate({**PPO, "lr_schedule": "budget"}, budget(None, 50.0))
+    schedule = learning_rate(PPOConfig(**PPO, lr_schedule="budget"), budget(None, 50.0))
     assert [schedule(p) for p in (1.0, 0.5, 0.0)] == \
         pytest.approx([1e-3, 0.55e-3, 1e-4])

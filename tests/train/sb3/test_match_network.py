@@ -96,7 +96,7 @@ def test_a_match_run_trains_from_the_widened_bot_and_evaluates_in_matches(tmp_pa
     summary = run(cfg, verbose=False)
     meta, _ = read_policy(summary["policy"])
     assert (meta["num_deals"], meta["layout_size"]) == (2, Layout.of(2, 2, 0).size)
-    rows = evaluate(summary["policy"], cfg["rules"], ["random"], deals=3, workers=1,
+    rows = evaluate(summary["policy"], cfg.rules, ["random"], deals=3, workers=1,
                     progress=False, verbose=False)
     assert (rows[0]["num_deals"], rows[0]["deals"], rows[0]["seat_deals"]) == (2, 3, 6)
     assert "duplicate matches of 2 deals" in summary_table(rows)
@@ -106,9 +106,9 @@ def test_the_match_recipe_resolves_and_passes_preflight():
     from train.common.preflight import check_run
 
     cfg = C.build(ROOT / "configs" / "ppo_2p_match.yaml")
-    assert (cfg["rules"]["num_deals"], cfg["init_widen"], cfg["pretrain"]["teacher"]) == (
+    assert (cfg.rules["num_deals"], cfg.init_widen, cfg.pretrain.teacher) == (
         4, True, None)
-    assert cfg["max_minutes"] <= 60 and cfg["run_dir"] == "runs/match_2p"
+    assert cfg.max_minutes <= 60 and cfg.run_dir == "runs/match_2p"
     check_run(cfg)
 
 

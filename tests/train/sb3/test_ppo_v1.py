@@ -171,7 +171,7 @@ def test_a_v0_initial_policy_or_data_in_a_v1_run_is_refused_up_front(tmp_path):
 
 
 def test_env_version_key():
-    assert C.build(None, [])["env_version"] == 0  # shipped recipes reproduce
+    assert C.build(None, []).env_version == 0  # shipped recipes reproduce
     assert "env_version: int = 0  (one of 0, 1)" in C.help_text()
     with pytest.raises(C.ConfigError, match="env_version=2: allowed values are 0, 1"):
         C.build(None, ["env_version=2"])
@@ -234,7 +234,7 @@ def test_a_v1_run_on_the_batched_engine(tmp_path):
         f"league.opponents={{self: 1, 'ppo:{V0_POLICY}': 1}}", "league.snapshot_every=1024",
         "pretrain.decisions=1000", "pretrain.epochs=1", "env_version=1",
         "total_timesteps=2048", f"run_dir={tmp_path / 'batched'}"])
-    games = make_league_vec_env(cfg, League.from_config(cfg["league"]), 0)
+    games = make_league_vec_env(cfg, League.from_config(cfg.league), 0)
     assert games.layout_version == 1 and games.obs_size == L1
     summary = run(cfg, verbose=False)
     meta, _ = read_policy(summary["policy"])
@@ -247,8 +247,8 @@ def test_the_v4_recipe_resolves_and_passes_preflight():
     from train.common.preflight import check_run
 
     cfg = C.build(ROOT / "configs" / "ppo_2p_v4.yaml")
-    assert (cfg["env_version"], cfg["init_widen"], cfg["pretrain"]["teacher"]) == (1, True, None)
-    assert cfg["max_minutes"] <= 120 and cfg["run_dir"] == "runs/v4_2p"
+    assert (cfg.env_version, cfg.init_widen, cfg.pretrain.teacher) == (1, True, None)
+    assert cfg.max_minutes <= 120 and cfg.run_dir == "runs/v4_2p"
     check_run(cfg)
 
 
@@ -256,7 +256,7 @@ def v0_games(cfg: dict, league, seed: int):
     """A VecEnv factory that ignores env_version (the v0 table whatever the config says)."""
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    return DummyVecEnv([lambda: LeagueEnv(league, cfg["rules"], features=("obs", "mask"),
+    return DummyVecEnv([lambda: LeagueEnv(league, cfg.rules, features=("obs", "mask"),
                                           seed=seed)])
 
 
@@ -277,6 +277,6 @@ def test_the_best_response_recipe_plays_the_frozen_bot_alone(overrides):
 
     cfg = C.build(ROOT / "configs" / "best_response_2p.yaml", overrides)
     frozen = "ppo:models/ppo_2p.zip"
-    assert cfg["league"]["opponents"] == {frozen: 1.0} and cfg["eval"]["opponents"] == [frozen]
-    assert cfg["max_minutes"] == 30 and cfg["env_version"] == 1
+    assert cfg.league.opponents == {frozen: 1.0} and cfg.eval.opponents == [frozen]
+    assert cfg.max_minutes == 30 and cfg.env_version == 1
     check_run(cfg)

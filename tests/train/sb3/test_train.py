@@ -259,19 +259,19 @@ def test_bad_values_are_clear(override, words):
 def test_overrides_and_files(tmp_path):
     cfg = C.build(None, ["learning_rate=1e-4", "rules.seven_penalty=double", "num_players=3",
                          "total_timesteps=2e5"])
-    assert cfg["ppo"]["learning_rate"] == 1e-4
-    assert cfg["total_timesteps"] == 200000 and isinstance(cfg["total_timesteps"], int)
-    assert cfg["rules"]["seven_penalty"] == "double" and cfg["rules"]["num_players"] == 3
+    assert cfg.ppo.learning_rate == 1e-4
+    assert cfg.total_timesteps == 200000 and isinstance(cfg.total_timesteps, int)
+    assert cfg.rules["seven_penalty"] == "double" and cfg.rules["num_players"] == 3
     rules = tmp_path / "r.yaml"
     rules.write_text("draw_rule: one\nnum_players: 3\n")
     cfg = C.build(None, [f"rules={rules}", "num_players=null"])
-    assert cfg["rules"]["draw_rule"] == "one" and cfg["num_players"] == 3
+    assert cfg.rules["draw_rule"] == "one" and cfg.num_players == 3
     base = tmp_path / "base.yaml"
     base.write_text("seed: 7\nppo:\n  n_epochs: 3\n")
     child = tmp_path / "child.yaml"
     child.write_text("extends: base.yaml\nppo:\n  batch_size: 128\n")
     cfg = C.build(child)
-    assert (cfg["seed"], cfg["ppo"]["n_epochs"], cfg["ppo"]["batch_size"]) == (7, 3, 128)
+    assert (cfg.seed, cfg.ppo.n_epochs, cfg.ppo.batch_size) == (7, 3, 128)
     bad = tmp_path / "bad.yaml"
     bad.write_text("ppo:\n  learnig_rate: 1\n")
     with pytest.raises(C.ConfigError, match="ppo.learning_rate"):
@@ -283,8 +283,8 @@ def test_overrides_and_files(tmp_path):
 def test_shipped_configs_resolve(name):
     """Each shipped PPO config builds, for the table its name promises."""
     cfg = C.build(ROOT / "configs" / name)
-    assert cfg["rules"]["num_players"] == int(name[len("ppo_")])
-    assert cfg["total_timesteps"] > 0 and cfg["n_envs"] >= 1
+    assert cfg.rules["num_players"] == int(name[len("ppo_")])
+    assert cfg.total_timesteps > 0 and cfg.n_envs >= 1
 
 
 def test_default_config_is_the_embedded_default():
@@ -299,13 +299,13 @@ def test_expert_iteration_configs_that_made_the_shipped_bots_resolve(players):
     from train.expert import iteration as EI
 
     cfg = EI.load_config(ROOT / "configs" / f"expert_iteration_{players}p.yaml")
-    assert cfg["iterations"] >= 1 and cfg["games"] >= 1
-    init = ROOT / cfg["init_policy"]
+    assert cfg.iterations >= 1 and cfg.games >= 1
+    init = ROOT / cfg.init_policy
     assert init.is_file(), init
     assert read_policy(str(init))[0]["num_players"] == players
     stage = EI.ppo_config(cfg)
-    assert stage["rules"]["num_players"] == players
-    assert stage["pretrain"]["epochs"] == cfg["ppo"]["pretrain"]["epochs"]  # overrides apply
+    assert stage.rules["num_players"] == players
+    assert stage.pretrain.epochs == cfg.ppo["pretrain"]["epochs"]  # overrides apply
 
 
 # ---------------------------------------------------------------------- file errors

@@ -64,26 +64,26 @@ def test_what_the_checks_accept_passes_through():
                          "eval.opponents=['ppo:x.zip', search]", "league.learner_seat=1",
                          "policy.oracle_actor=true", "league.opponents={heuristic: 1}",
                          "eval.deals=0"])
-    assert cfg["policy"]["hide_from_actor"] == ["deal", "scores"]
-    assert cfg["league"]["learner_seat"] == 1
+    assert cfg.policy.hide_from_actor == ["deal", "scores"]
+    assert cfg.league.learner_seat == 1
     cfg = C.build(None, ["env_version=1", "policy.hide_from_actor=[opp_drawn]",
                          "pretrain.teacher=null", "pretrain.data=[x.npz]"])
-    assert cfg["pretrain"]["data"] == ["x.npz"]
+    assert cfg.pretrain.data == ["x.npz"]
 
 
 def test_num_players_sets_the_rules_and_the_rules_file_sits_under_the_rules():
     cfg = C.build(None, ["num_players=3", "rules.num_players=5", "rules.num_deals=4"])
-    assert cfg["rules"]["num_players"] == 3 and cfg["num_players"] == 3
-    assert cfg["rules"]["num_deals"] == 4 and "illegal_action" not in cfg["rules"]
+    assert cfg.rules["num_players"] == 3 and cfg.num_players == 3
+    assert cfg.rules["num_deals"] == 4 and "illegal_action" not in cfg.rules
     cfg = C.build(None, ["num_players=null", "rules.num_players=4"])
-    assert cfg["num_players"] == 4
+    assert cfg.num_players == 4
 
 
-def test_resolve_checks_a_whole_config_into_a_new_dict():
+def test_resolve_checks_a_whole_config_into_a_new_object():
     cfg = C.build(None, ["seed=5"])
     again = C.resolve(cfg)
-    assert again == cfg and again is not cfg and again["seed"] == 5
-    cfg["policy"]["net_arch"] = []
+    assert again == cfg and again is not cfg and again.seed == 5
+    cfg.policy.net_arch = []
     with pytest.raises(C.ConfigError, match=r"^policy.net_arch=\[\]: "):
         C.resolve(cfg)
 
@@ -100,7 +100,7 @@ def test_a_rules_file_is_found_read_and_overridden_by_the_rules_options(tmp_path
     good = tmp_path / "good.yaml"
     good.write_text("draw_rule: one\nnum_deals: 4\n", encoding="utf-8")
     cfg = C.build(None, [f"rules_file={good}", "rules.num_deals=2"])
-    assert cfg["rules"]["draw_rule"] == "one" and cfg["rules"]["num_deals"] == 2
+    assert cfg.rules["draw_rule"] == "one" and cfg.rules["num_deals"] == 2
 
 
 def test_the_mix_and_teacher_refusals_name_their_key():
@@ -125,10 +125,10 @@ def test_the_smallest_network_and_seat_are_allowed_and_the_rules_illegal_action_
     ``illegal_action`` is dropped before the rules are checked, whatever it says."""
     cfg = C.build(None, ["policy.net_arch=[1]", "league.learner_seat=0",
                          "rules.illegal_action=bogus"])
-    assert cfg["policy"]["net_arch"] == [1] and cfg["league"]["learner_seat"] == 0
-    assert "illegal_action" not in cfg["rules"]
+    assert cfg.policy.net_arch == [1] and cfg.league.learner_seat == 0
+    assert "illegal_action" not in cfg.rules
 
 
 def test_a_shipped_rules_file_is_found_by_its_name():
     cfg = C.build(None, ["rules_file=quick_draw"])
-    assert cfg["rules"]["draw_rule"] == "one"
+    assert cfg.rules["draw_rule"] == "one"

@@ -85,7 +85,7 @@ def test_the_defaults_are_declared_once():
     """configs/ppo_2p.yaml names the run; its values are the dataclass defaults."""
     data = yaml.safe_load((ROOT / "configs" / "ppo_2p.yaml").read_text())
     assert data == {"name": "ppo_2p"}
-    assert C.build(None)["ppo"]["batch_size"] == C.PPOConfig().batch_size == 8192
+    assert C.build(None).ppo.batch_size == C.PPOConfig().batch_size == 8192
 
 
 # ---------------------------------------------------------------------- errors
@@ -116,7 +116,7 @@ def test_extends_chain_and_loop(tmp_path):
     shutil.copy(ROOT / "configs" / "ppo_4p.yaml", tmp_path / "ppo_4p.yaml")
     shutil.copy(ROOT / "configs" / "ppo_2p.yaml", tmp_path / "ppo_2p.yaml")
     cfg = C.build(tmp_path / "c.yaml", ["league.opponents={greedy: 1}"])
-    assert cfg["num_players"] == 4 and cfg["league"]["opponents"] == {"greedy": 1.0}
+    assert cfg.num_players == 4 and cfg.league.opponents == {"greedy": 1.0}
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     with pytest.raises(C.ConfigError, match="mapping"):
         C.build(tmp_path / "list.yaml")

@@ -65,7 +65,7 @@ def test_overrides_given_with_resume_are_kept_by_the_next_resume(finished_run, t
     first = run(resume=run_dir, overrides=["total_timesteps=4096"], callbacks=[StopAt(2600)],
                 verbose=False)
     assert first["status"] == "interrupted"
-    assert load_run_config(run_dir)["total_timesteps"] == 4096  # saved at once
+    assert load_run_config(run_dir).total_timesteps == 4096  # saved at once
     second = run(resume=run_dir, verbose=False)  # the printed resume command: no overrides
     assert second["status"] == "finished"
     assert second["num_timesteps"] == 4096

@@ -68,18 +68,18 @@ def test_the_heuristic_teacher_is_the_numba_port_choosing_as_the_bot():
     from train.vector.sb3_vec_env import make_league_vec_env
 
     cfg = C.build(None, [*BATCHED, "pretrain.teacher=heuristic"])
-    league = train.common.league.League.from_config(cfg["league"])
+    league = train.common.league.League.from_config(cfg.league)
     env = make_league_vec_env(cfg, league, seed=3)
-    teacher = P.make_teacher("heuristic", cfg["rules"], seed=0)
+    teacher = P.make_teacher("heuristic", cfg.rules, seed=0)
     assert not isinstance(teacher, P.RowByRow)
     size = Layout.of(2).size
     data = P.collect(env, teacher, 640, size, gamma=1.0, seed=5)
-    bot = agents.make_for_table("heuristic", cfg["rules"])
+    bot = agents.make_for_table("heuristic", cfg.rules)
     for row in range(0, len(data["actions"]), 7):
         obs = {"observation": data["x"][row, :size],
                "action_mask": data["masks"][row].astype(np.int8)}
         assert bot.act(obs) == data["actions"][row]
-    assert isinstance(P.make_teacher("greedy", cfg["rules"], seed=0), P.RowByRow)
+    assert isinstance(P.make_teacher("greedy", cfg.rules, seed=0), P.RowByRow)
 
 
 class ScriptedVecEnv:

@@ -43,9 +43,9 @@ def test_the_command_writes_a_chunk_per_game_range_and_resumes(tmp_path, monkeyp
 
 def test_the_default_mix_is_the_model_set_and_the_labeller_the_default_search():
     cfg = SL.load_config(SL.DEFAULT_CONFIG)
-    assert set(cfg["opponents"]) - {"self"} <= set(MODEL_SET)
-    assert cfg["labeller"] == {**cfg["labeller"], "rollouts": 4096, "determinize": "particles"}
-    assert cfg["games"] * 12 >= 280_000  # about 13 labels a game: the 300,000 of issue 61
+    assert set(cfg.opponents) - {"self"} <= set(MODEL_SET)
+    assert (cfg.labeller.rollouts, cfg.labeller.determinize) == (4096, "particles")
+    assert cfg.games * 12 >= 280_000  # about 13 labels a game: the 300,000 of issue 61
 
 
 @pytest.mark.parametrize("override, words", [

@@ -12,6 +12,8 @@ import pytest
 
 from tests.train.vector.reference_games import pick
 from train.vector.gym_vector_env import MASK_KEY, MAX_ENVS, OBS_KEY, PisYediliVectorEnv
+from train.vector.learner_batch import Learner
+from train.vector.sb3_vec_env import BatchedVecEnv
 
 
 def play_until_ends(env: PisYediliVectorEnv, steps: int = 400):
@@ -24,6 +26,22 @@ def play_until_ends(env: PisYediliVectorEnv, steps: int = 400):
         if ended.any():
             return infos, ended
     raise AssertionError("no match ended")
+
+
+def test_the_gymnasium_and_sb3_vector_envs_take_one_learner_description():
+    """``Learner`` describes the learner's seat for every vector env over the batched
+    engine; the keywords are read into the same object, and both at once are refused."""
+    learner = Learner(seat=1, features=("obs", "mask"), skip_forced=True, win_bonus=0.5,
+                      privileged=True, layout_version=1)
+    gym_env = PisYediliVectorEnv(2, "random", learner=learner, seed=0)
+    sb3_env = BatchedVecEnv(2, learner=learner, seed=0)
+    assert gym_env.core.learner == learner == sb3_env.core.learner
+    keywords = PisYediliVectorEnv(2, "random", learner_seat=1, features=("obs", "mask"),
+                                  skip_forced=True, win_bonus=0.5, privileged=True,
+                                  layout_version=1, seed=0)
+    assert keywords.core.learner == learner
+    with pytest.raises(ValueError, match="learner given as an object and skip_forced"):
+        PisYediliVectorEnv(2, "random", learner=learner, skip_forced=False)
 
 
 def test_the_arguments_reach_the_core():

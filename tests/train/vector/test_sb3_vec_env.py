@@ -5,6 +5,8 @@ MaskablePPO, terminal observations and rewards against the reference
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -24,6 +26,7 @@ from tests.train.vector.reference_games import (
     stacked_deals,
     step_reference,
 )
+from train.sb3.config import LeagueConfig, PolicyConfig, TrainConfig
 from train.vector.sb3_vec_env import (
     AgentPolicy,
     BatchedVecEnv,
@@ -403,8 +406,9 @@ class FakeLeague:
 def test_make_league_vec_env_follows_the_league():
     from agents.ppo import NumpyPolicy, make_metadata
 
-    cfg = {"n_envs": 64, "rules": {"num_players": 2}, "skip_forced": True, "win_bonus": 0.5,
-           "policy": {"features": ["obs", "mask"]}, "league": {"learner_seat": None}}
+    cfg = TrainConfig(n_envs=64, rules={"num_players": 2}, skip_forced=True, win_bonus=0.5,
+                      policy=PolicyConfig(features=["obs", "mask"], privileged_critic=False),
+                      league=LeagueConfig(learner_seat=None))
     league = FakeLeague({"greedy": 0.5, "self": 0.5})
     env = make_league_vec_env(cfg, league, seed=0)
     assert env.observation_space.shape == (env.obs_size + 58,)
@@ -433,8 +437,9 @@ def test_make_league_vec_env_with_the_real_league():
     from train.common.league import League
 
     league = League({"random": 1.0, "heuristic": 1.0})
-    cfg = {"n_envs": 16, "rules": {"num_players": 3}, "skip_forced": False,
-           "policy": {"features": ["obs"]}, "league": {"learner_seat": 0}}
+    cfg = TrainConfig(n_envs=16, rules={"num_players": 3}, skip_forced=False, win_bonus=0.0,
+                      policy=PolicyConfig(features=["obs"], privileged_critic=False),
+                      league=LeagueConfig(learner_seat=0))
     env = make_league_vec_env(cfg, league, seed=1)
     env.reset()
     for t in range(40):
@@ -442,7 +447,7 @@ def test_make_league_vec_env_with_the_real_league():
         for b in np.flatnonzero(dones):
             league.record(infos[b]["league"])
     assert set(league.scores) == {"random", "heuristic"}
-    v1 = make_league_vec_env({**cfg, "env_version": 1}, league, seed=1)
+    v1 = make_league_vec_env(replace(cfg, env_version=1), league, seed=1)
     assert v1.layout_version == 1 and v1.observation_space.shape == (
         Layout.of(3, 1, 1).size,)
 
