@@ -367,8 +367,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="league-vec-env-version-ignored",
         file="train/vector/sb3_vec_env.py",
-        old='        layout_version=int(cfg.get("env_version", 0)),',
-        new="        layout_version=0,",
+        old="                      layout_version=int(cfg.env_version))",
+        new="                      layout_version=0)",
         test="tests/train/vector/test_sb3_vec_env.py::test_make_league_vec_env_with_the_real_league",
         why="train/sb3/run.py's batched VecEnv ignores env_version",
     ),
@@ -454,7 +454,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-resume-any-env",
         file="train/rllib/ppo.py",
-        old="        if saved != cfg[key]:",
+        old="        if saved != getattr(cfg, key):",
         new="        if False:",
         test="tests_rllib/test_rllib_vector.py::test_an_aec_checkpoint_from_before_the_vector_env_is_refused",
         why="an aec run's checkpoint is restored into the vector env's modules (a traceback)",
@@ -470,7 +470,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-learners-dropped",
         file="train/rllib/ppo.py",
-        old='            .learners(num_learners=learners["num_learners"],',
+        old="            .learners(num_learners=learners.num_learners,",
         new="            .learners(num_learners=0,",
         test="tests_rllib/test_rllib_vector.py::test_config_sets_the_fragment_and_passes_the_learners",
         why="learners.num_learners does not reach RLlib",
@@ -478,7 +478,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-vector-env-unused",
         file="train/rllib/ppo.py",
-        old='    if cfg["env"] == "vector":\n        return _vector_config(cfg)',
+        old='    if cfg.env == "vector":\n        return _vector_config(cfg)',
         new='    if False:\n        return _vector_config(cfg)',
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
         why="env=vector still samples the AEC env",
@@ -502,15 +502,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-pool-never-refreshed",
         file="train/rllib/ppo.py",
-        old='state["iterations"] % cfg["snapshots"]["every"] == 0:',
-        new='state["iterations"] % cfg["snapshots"]["every"] == -1:',
+        old='state["iterations"] % cfg.snapshots.every == 0:',
+        new='state["iterations"] % cfg.snapshots.every == -1:',
         test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
         why="the snapshot pool keeps the first snapshot for the whole run",
     ),
     Mutant(
         name="rllib-runner-resources-dropped",
         file="train/rllib/ppo.py",
-        old='custom_resources_per_env_runner=dict(runners["custom_resources"]))',
+        old="custom_resources_per_env_runner=dict(runners.custom_resources))",
         new="custom_resources_per_env_runner={})",
         test="tests_rllib/test_rllib_cluster.py::test_env_runners_on_both_nodes_train_and_export",
         why="env_runners.custom_resources does not reach RLlib: both runners on one node",
@@ -527,8 +527,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-pretrain-learns-nothing",
         file="train/rllib/pretrain.py",
-        old='    stats = fit_module(module, data, int(p["epochs"]),',
-        new='    stats = fit_module(module, data, 0 * int(p["epochs"]),',
+        old="    stats = fit_module(module, data, int(p.epochs),",
+        new="    stats = fit_module(module, data, 0 * int(p.epochs),",
         test="tests_rllib/test_rllib_vector.py::test_runs_warm_start_resume_export_and_play",
         why="the RLlib warm start collects the teacher's moves and fits nothing",
     ),
@@ -552,15 +552,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-v1-vector-env-v0",
         file="train/rllib/env.py",
-        old='layout_version=int(config.pop("env_version", 0)),',
-        new='layout_version=0 * int(config.pop("env_version", 0)),',
+        old='layout_version=int(config.pop("env_version", 0)))',
+        new='layout_version=0 * int(config.pop("env_version", 0)))',
         test="tests_rllib/test_rllib_v1.py::test_a_v1_run_samples_v1_and_exports_a_layout_1_policy",
         why="env_version=1 samples the vector env at the v0 observation",
     ),
     Mutant(
         name="rllib-v1-warm-start-v0",
         file="train/rllib/pretrain.py",
-        old='seed=seed, layout_version=cfg["env_version"])',
+        old="seed=seed, layout_version=cfg.env_version)",
         new="seed=seed)",
         test="tests_rllib/test_rllib_v1.py::test_a_v1_run_samples_v1_and_exports_a_layout_1_policy",
         why="the v1 warm start collects the teacher's moves at the v0 table",
@@ -576,8 +576,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="rllib-v1-module-v0-spaces",
         file="train/rllib/ppo.py",
-        old='    probe = make_aec_env(cfg["rules"], cfg["env_version"])',
-        new='    probe = make_aec_env(cfg["rules"])',
+        old="    probe = make_aec_env(cfg.rules, cfg.env_version)",
+        new="    probe = make_aec_env(cfg.rules)",
         test="tests_rllib/test_rllib_v1.py::test_the_aec_path_and_the_module_read_the_v1_observation",
         why="the learner module is built for the v0 observation at a v1 table",
     ),
@@ -667,7 +667,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="v1-policy-metadata-layout-0",
         file="train/common/checkpoint.py",
-        old="    return int(cfg.get(\"env_version\", 0))",
+        old="    return int(cfg.env_version)",
         new="    return 0",
         test="tests/train/sb3/test_ppo_v1.py::test_a_v1_run_records_layout_1_everywhere",
         why="a v1 run's policy and checkpoints record layout 0",
@@ -728,7 +728,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="v1-ei-train-stage-env-version-dropped",
         file="train/expert/iteration.py",
-        old="    overrides[\"env_version\"] = cfg[\"env_version\"]\n",
+        old="    overrides[\"env_version\"] = cfg.env_version\n",
         new="",
         test="tests/train/expert/test_iteration.py::"
              "test_env_version_is_the_runs_own_key_and_reaches_every_train_stage",
@@ -880,7 +880,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         name="ei-widened-start-not-widened",
         file="train/expert/iteration.py",
-        old="    if meta[\"layout_version\"] < cfg[\"env_version\"]:\n",
+        old="    if meta[\"layout_version\"] < cfg.env_version:\n",
         new="    if False:\n",
         test="tests/train/expert/test_iteration.py::"
              "test_init_widen_starts_at_v1_from_a_v0_network_that_plays_as_before",
