@@ -196,6 +196,9 @@ def test_a_registered_name_that_starts_with_ppo_is_that_bot_not_a_policy_file(mo
         "agents.random_agent:RandomAgent", lambda name, n, rules, seed=None, **o: (name, o)))
     assert registry.batched_port("ppo:mine?path=x.zip", 1) == ("ppo:mine", {"path": "x.zip"})
     assert parse_spec("ppo:mine?path=x.zip") == ("ppo:mine", {"path": "x.zip"})
+    monkeypatch.setitem(registry.REGISTRY, "ppo:portless",
+                        registry.BotEntry("agents.random_agent:RandomAgent"))
+    assert registry.has_port("ppo:mine") and not registry.has_port("ppo:portless")
 
 
 #: What an installed package names in ``pis_yedili.agents``, in the order read: a taken name
