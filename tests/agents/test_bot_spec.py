@@ -6,6 +6,8 @@ parser or a second name switch added anywhere fails them."""
 from __future__ import annotations
 
 import ast
+import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +130,122 @@ def test_a_table_size_outside_the_entry_is_refused_before_the_bot_is_built(monke
     assert built == []
     assert agents.make("three_up", num_players=7).num_players == 7
     assert agents.make_for_table("two_only", {"num_players": 2}).num_players == 2
+
+
+@pytest.fixture
+def registry_kept():
+    """The registry as it was before the test, whatever the test registered."""
+    before = dict(registry.REGISTRY)
+    yield
+    registry.REGISTRY.clear()
+    registry.REGISTRY.update(before)
+
+
+def test_a_registered_bots_port_and_model_are_what_register_was_given(registry_kept):
+    def port(name, num_games, rules, seed=None, **options):
+        return ("port", name, num_games, rules.num_players, seed, options)
+
+    def model(name, num_players, epsilon):
+        return ("model", name, num_players, epsilon)
+
+    agents.register("mine", "agents.random_agent:RandomAgent", batched=port, model=model)
+    assert registry.batched_port("mine?k=1", 3, Rules(num_players=4), seed=5) == (
+        "port", "mine", 3, 4, 5, {"k": 1})
+    assert registry.opponent_model_of("mine") == ("model", "mine", 2, 0.1)  # the defaults
+    assert registry.opponent_model_of("mine", 3, 0.25) == ("model", "mine", 3, 0.25)
+    assert agents.make("mine").name == "random"
+
+    agents.register("bare", "agents.random_agent:RandomAgent")
+    with pytest.raises(ValueError) as e:
+        registry.batched_port("bare", 1)
+    assert str(e.value) == ("'bare' has no batched policy: it registered none "
+                            "(agents.register(..., batched=))")
+    with pytest.raises(ValueError) as e:
+        registry.opponent_model_of("bare")
+    head, _, listed = str(e.value).partition(": one of ")
+    assert head == "no opponent model for 'bare'"
+    listed = listed.split(", ")  # the bots that have a model, in order
+    assert {"heuristic", "greedy", "random", "mine"} <= set(listed) and listed == sorted(listed)
+    assert not {"bare", "mc", "human"} & set(listed)
+
+
+@pytest.mark.parametrize("name, factory, message", [
+    ("my:bot", "agents.random_agent:RandomAgent",
+     "agent name 'my:bot': use letters, digits, '_', '.' or '-', starting with a letter or "
+     "'_' (no ':', '?', ',' or spaces: they separate specs)"),
+    ("mine", "agents.random_agent.RandomAgent",
+     "factory 'agents.random_agent.RandomAgent': a string factory is 'module:attr'"),
+    ("again", "agents.random_agent:RandomAgent",
+     "agent 'again' is already registered ('agents.greedy:GreedyAgent'); pass replace=True "
+     "to replace it"),
+])
+def test_a_registration_that_cannot_stand_says_what_fits(name, factory, message,
+                                                         registry_kept):
+    agents.register("again", "agents.greedy:GreedyAgent")
+    with pytest.raises(ValueError) as e:
+        agents.register(name, factory)
+    assert str(e.value) == message
+
+
+def test_a_registered_name_that_starts_with_ppo_is_that_bot_not_a_policy_file(monkeypatch):
+    """What ``agents.spec.parse`` promises for a registered ``ppo:mine``: the bot's own
+    port and its own options (a ``path`` too), not the policy file ``mine``."""
+    from agents.tournament.specs import parse_spec
+
+    monkeypatch.setitem(registry.REGISTRY, "ppo:mine", registry.BotEntry(
+        "agents.random_agent:RandomAgent", lambda name, n, rules, seed=None, **o: (name, o)))
+    assert registry.batched_port("ppo:mine?path=x.zip", 1) == ("ppo:mine", {"path": "x.zip"})
+    assert parse_spec("ppo:mine?path=x.zip") == ("ppo:mine", {"path": "x.zip"})
+    monkeypatch.setitem(registry.REGISTRY, "ppo:portless",
+                        registry.BotEntry("agents.random_agent:RandomAgent"))
+    assert registry.has_port("ppo:mine") and not registry.has_port("ppo:portless")
+
+
+#: What an installed package names in ``pis_yedili.agents``, in the order read: a taken name
+#: with another bot (warned), a taken name with the same bot (a package that lists the
+#: shipped bots: silent), a name no spec can hold, a value that is no ``module:attr``, then
+#: one that is added.
+ENTRY_POINTS = [("heuristic", "mybot:Lowest"), ("random", "agents.random_agent:RandomAgent"),
+                ("my bot", "mybot:Lowest"), ("nocolon", "mybot"), ("lowest", "mybot:Lowest")]
+
+
+@pytest.fixture
+def installed(monkeypatch, registry_kept):
+    """``ENTRY_POINTS`` as ``importlib.metadata`` lists them for the registry's group."""
+    def entry_points(*, group):
+        return ([metadata.EntryPoint(name, value, group) for name, value in ENTRY_POINTS]
+                if group == registry.ENTRY_POINT_GROUP else [])
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+
+
+def test_an_installed_packages_bots_are_added_and_the_rest_skipped_with_a_warning(installed):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.load_entry_points() == ["lowest"]
+    assert registry.REGISTRY["lowest"] == registry.BotEntry("mybot:Lowest")
+    assert registry.REGISTRY["heuristic"] is registry.SHIPPED["heuristic"]
+    assert "my bot" not in registry.REGISTRY and "nocolon" not in registry.REGISTRY
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (RuntimeWarning, "entry point heuristic = 'mybot:Lowest' (pis_yedili.agents) is "
+                         "skipped: the name is taken by 'agents.heuristic:HeuristicAgent'"),
+        (RuntimeWarning, "entry point my bot = 'mybot:Lowest' (pis_yedili.agents) is "
+                         "skipped: it needs a plain name and a 'module:attr' value"),
+        (RuntimeWarning, "entry point nocolon = 'mybot' (pis_yedili.agents) is skipped: it "
+                         "needs a plain name and a 'module:attr' value")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.load_entry_points() == []  # read again: nothing new
+    assert len(caught) == 3  # and none for 'lowest', now taken by the same bot
+    assert not any("lowest" in str(w.message) for w in caught)
+
+
+def test_an_entry_point_warning_points_at_the_callers_line(installed):
+    """Deselected under mutmut, whose trampoline is one more frame (pyproject.toml)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.load_entry_points()
+    assert [w.filename for w in caught] == [__file__] * 3
 
 
 # ------------------------------------------------------------------ one place each

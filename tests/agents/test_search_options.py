@@ -46,6 +46,16 @@ def test_every_refusal_says_what_is_wrong(kwargs, message):
     assert str(err.value) == message
 
 
+def test_type_rollouts_take_a_temperature_from_0_to_1e6():
+    from agents.search_options import TypeRollouts
+
+    assert [TypeRollouts(t).temperature for t in (0.0, 1e6)] == [0.0, 1e6]
+    for bad in (-0.5, 1e6 + 0.5):
+        with pytest.raises(ValueError) as err:
+            TypeRollouts(bad)
+        assert str(err.value) == f"type_temperature={bad!r}: must be in 0..1e6"
+
+
 def test_a_network_for_another_table_size_is_refused_with_the_reason():
     with pytest.raises(ValueError) as err:
         SearchAgent(num_players=2, rollout_policy="network", rollout_path="models/ppo_4p.zip")

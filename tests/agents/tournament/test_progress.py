@@ -81,6 +81,15 @@ def test_a_line_of_nothing_to_play_is_complete(clock):
     assert log.getvalue() == "matches: 0/0 deals (100%), 0.0 s\n"
 
 
+def test_a_unit_is_counted_in_its_english_plural(clock):
+    units = ("deal", "match", "pass", "dish", "box")
+    assert [P.plural(u) for u in units] == ["deals", "matches", "passes", "dishes", "boxes"]
+    log = Log()
+    bar = P.LineProgress(2, desc="matches", every=0.0, file=log, unit="match")
+    bar.update(1)
+    assert log.getvalue() == "matches: 1/2 matches (50%), 0.0 s\n"
+
+
 def test_a_stream_that_cannot_say_is_not_a_terminal():
     closed = io.StringIO()
     closed.close()

@@ -16,6 +16,7 @@ from train.common.league import win_share
 from train.vector.learner_batch import (
     NUM_ACTIONS,
     AgentPolicy,
+    Learner,
     LearnerBatch,
     name_of,
 )
@@ -94,6 +95,13 @@ def test_the_defaults():
     assert (batch.env.learner[:, K.L_SEAT] == 0).all() and batch._bot_factory is None
     assert LearnerBatch(2, num_deals=2, seed=0).multi_deal is True
     assert batch.reset().shape == (4, batch.obs_size)
+
+
+def test_a_learner_given_as_an_object_and_as_keywords_is_refused():
+    with pytest.raises(ValueError) as bad:
+        LearnerBatch(2, learner=Learner(seat=1), win_bonus=0.5, skip_forced=True, seed=0)
+    assert str(bad.value) == ("learner given as an object and skip_forced, win_bonus as "
+                              "keywords: give one or the other")
 
 
 def test_an_unseeded_batch_draws_a_63_bit_seed_and_a_seed_replays():
@@ -336,7 +344,7 @@ def test_freed_policy_slots_are_reused_and_released_again():
     batch = LearnerBatch(4, opponent_mix={a: 1.0, b: 1.0}, seed=0)
     batch.reset()
     assert batch.env.policies == [a, b]
-    for _ in range(2):  # released once, then a release finds nothing left to release
+    for _ in range(3):  # still played, then released, then nothing left to release
         batch.set_opponent_mix({"random": 1})
         batch.reset()
     assert batch.env.policies == [None, None]
