@@ -1,7 +1,8 @@
 """Milliseconds per decision of the search bot (``agents.search``) against heuristics, at
-2 and 4 players, in one process.
+2 and 4 players (``--players`` any of 2..7), in one process.
 
     python -m benchmarks.search                      # a short run (under a minute)
+    python -m benchmarks.search --players 2,3,4,5,6,7   # every table size
     python -m benchmarks.search --decks 20           # the results page's figure
     python -m benchmarks.search --rollouts 256 --rollout-policy network
     python -m benchmarks.search --determinize particles   # the particle filter (v1 table)
@@ -34,6 +35,8 @@ from pis_env import pis_yedili_v1, raw_env
 
 #: Decks per table size of the default run: a figure in well under a minute.
 DEFAULT_DECKS = 3
+#: The largest table the rules deal to (a 52-card deck, seven cards a hand).
+MAX_PLAYERS = 7
 
 
 def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
@@ -104,12 +107,20 @@ def main(argv=None) -> int:
     parser.add_argument("--determinize", choices=MODES, default=DEFAULT_DETERMINIZE,
                         help="where the determinizations come from (default particles)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
+    parser.add_argument("--players", default="2,4",
+                        help="comma-separated table sizes, each in 2..7 (default 2,4)")
     args = parser.parse_args(argv)
     if args.decks < 1 or args.rollouts < 1:
         parser.error("--decks and --rollouts must be >= 1")
+    try:
+        players = tuple(int(p) for p in args.players.split(","))
+    except ValueError:
+        players = ()
+    if not players or any(not 2 <= n <= MAX_PLAYERS for n in players):
+        parser.error(f"--players {args.players}: comma-separated table sizes in 2..{MAX_PLAYERS}")
     options = {k: v for k, v in (("opponent_model", args.opponent_model),
                                  ("fallback", args.fallback)) if v is not None}
-    timing(args.decks, args.rollouts, args.seed, args.rollout_policy,
+    timing(args.decks, args.rollouts, args.seed, args.rollout_policy, players,
            determinize=args.determinize, **options)
     return 0
 

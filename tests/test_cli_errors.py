@@ -26,6 +26,7 @@ CASES = [
     ("train.sb3.ablations", "python -m train.sb3.ablations", ["--only", "nothing"]),
     ("train.sb3.curves", "python -m train.sb3.curves", ["nowhere"]),
     ("benchmarks.search", "python -m benchmarks.search", ["--decks", "0"]),
+    ("benchmarks.search", "python -m benchmarks.search", ["--players", "2,8"]),
     ("benchmarks.belief", "python -m benchmarks.belief", ["--positions", "0"]),
     ("benchmarks.engine", "python -m benchmarks.engine", ["--seconds", "0"]),
     ("benchmarks.batched", "python -m benchmarks.batched", ["--players", "9"]),
