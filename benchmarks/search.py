@@ -23,6 +23,7 @@ import argparse
 import time
 
 from agents import make
+from agents.bench.cli import parse_sizes
 from agents.search import (
     DEFAULT_DETERMINIZE,
     DEFAULT_ROLLOUTS,
@@ -35,8 +36,6 @@ from pis_env import pis_yedili_v1, raw_env
 
 #: Decks per table size of the default run: a figure in well under a minute.
 DEFAULT_DECKS = 3
-#: The largest table the rules deal to (a 52-card deck, seven cards a hand).
-MAX_PLAYERS = 7
 
 
 def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
@@ -113,11 +112,9 @@ def main(argv=None) -> int:
     if args.decks < 1 or args.rollouts < 1:
         parser.error("--decks and --rollouts must be >= 1")
     try:
-        players = tuple(int(p) for p in args.players.split(","))
-    except ValueError:
-        players = ()
-    if not players or any(not 2 <= n <= MAX_PLAYERS for n in players):
-        parser.error(f"--players {args.players}: comma-separated table sizes in 2..{MAX_PLAYERS}")
+        players = tuple(parse_sizes(args.players))
+    except ValueError as e:
+        parser.error(str(e))
     options = {k: v for k, v in (("opponent_model", args.opponent_model),
                                  ("fallback", args.fallback)) if v is not None}
     timing(args.decks, args.rollouts, args.seed, args.rollout_policy, players,
