@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -191,9 +192,54 @@ def evaluate(module, forward: Callable, data: dict[str, np.ndarray],
     return {"cross_entropy": tot_ce / n, "value_loss": tot_v / n, "accuracy": correct / n}
 
 
+@dataclass(frozen=True)
+class EpochCheckpoint:
+    """Where :func:`imitate` keeps its state after every epoch (the network, Adam's moments,
+    the minibatch order's generator, the epoch), so that a long fit killed at any moment
+    resumes from its last finished epoch when the same command runs again, and ends with
+    the weights an uninterrupted fit would have. ``settings`` are the caller's (what chose
+    the data and the network); ``imitate`` adds its own, and a file written under other
+    settings is refused before any training, never mixed in."""
+
+    path: Path
+    settings: dict = field(default_factory=dict)
+
+    def load(self, settings: dict) -> dict | None:
+        """The saved state, ``None`` if there is none; ``ValueError`` if it belongs to
+        other settings or cannot be read."""
+        import torch
+
+        if not self.path.exists():
+            return None
+        try:
+            state = torch.load(self.path, weights_only=True)
+            saved = state["settings"]
+        except Exception as e:  # a truncated or foreign file: say which, keep it
+            raise ValueError(f"{self.path}: not a readable fit checkpoint ({e}); remove "
+                             "it to start the fit again") from None
+        changed = sorted(k for k in settings.keys() | saved.keys()
+                         if settings.get(k) != saved.get(k))
+        if changed:
+            raise ValueError(f"{self.path} was written by a fit with other settings "
+                             f"({', '.join(changed)}); remove it to start again, or run "
+                             "the command that wrote it")
+        return state
+
+    def save(self, state: dict) -> None:
+        import torch
+
+        from agents.common.weights_file import write_atomically
+
+        write_atomically(self.path, lambda tmp: torch.save(state, tmp))
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
 def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
             batch_size: int, lr: float, value_coef: float, seed: int, log=print,
-            logger=None, val: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+            logger=None, val: dict[str, np.ndarray] | None = None,
+            checkpoint: EpochCheckpoint | None = None) -> dict[str, float]:
     """The imitation loop of every pipeline: behaviour cloning of ``data`` (its ``rows``,
     default all) into ``module`` (a torch module, trained in place), with a value target.
 
@@ -210,7 +256,9 @@ def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
     is the share of rows whose argmax is ``actions`` either way. ``val``: a held-out set
     of the same form, scored after every epoch (:func:`evaluate`; its figures join the
     epoch's line and the returned statistics as ``val_*``). ``logger`` (SB3's) records
-    each epoch's statistics for TensorBoard."""
+    each epoch's statistics for TensorBoard. ``checkpoint``: save the loop's state after
+    every epoch and resume from it (:class:`EpochCheckpoint`); the caller removes the file
+    once it has written its result."""
     import torch
 
     gen = torch.Generator().manual_seed(int(seed))
@@ -220,9 +268,20 @@ def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
     n = int(rows.shape[0])
     params = [q for q in module.parameters() if q.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
-    module.train()
     stats: dict[str, float] = {}
-    for epoch in range(epochs):
+    first = 0
+    if checkpoint is not None:
+        settings = {**checkpoint.settings, "epochs": epochs, "batch_size": batch_size,
+                    "learning_rate": lr, "value_coef": value_coef, "seed": seed, "rows": n}
+        saved = checkpoint.load(settings)
+        if saved is not None:
+            module.load_state_dict(saved["module"])
+            opt.load_state_dict(saved["optimizer"])
+            gen.set_state(saved["generator"])
+            first, stats = saved["epoch"], saved["stats"]
+            log(f"pretrain: resuming after epoch {first}/{epochs} ({checkpoint.path})")
+    module.train()
+    for epoch in range(first, epochs):
         perm = rows[torch.randperm(n, generator=gen)]
         tot_ce = tot_v = correct = 0.0
         for b in range(0, n, batch_size):
@@ -245,6 +304,10 @@ def imitate(module, forward: Callable, data: dict[str, np.ndarray], epochs: int,
             stats.update({f"val_{k}": v for k, v in held.items()})
             line += (f"; held out: accuracy {held['accuracy']:.1%}, cross-entropy "
                      f"{held['cross_entropy']:.3f}, value loss {held['value_loss']:.4f}")
+        if checkpoint is not None:
+            checkpoint.save({"settings": settings, "epoch": epoch + 1, "stats": stats,
+                             "module": module.state_dict(), "optimizer": opt.state_dict(),
+                             "generator": gen.get_state()})
         log(line)
         if logger is not None:
             for k, v in stats.items():

@@ -50,7 +50,7 @@ from pis_env.cards import NUM_CARDS
 from pis_env.engine import NUM_ACTIONS
 from pis_env.observation import Layout
 from pis_env.shipped import shipped_dir
-from train.common.schema import ConfigError, Schema, add_arguments, param
+from train.common.schema import ConfigError, Schema, add_arguments, as_dict, param
 
 DEFAULT_CONFIG = shipped_dir("config") / "student_fit_2p.yaml"
 #: How the search of the labels must have dealt its worlds: the student reads the
@@ -344,7 +344,7 @@ def run(cfg: StudentFitConfig, say=print) -> dict:
     figures (labels, minutes, held-out agreement, value loss, regret)."""
     import torch
 
-    from train.common.pretrain import evaluate, imitate
+    from train.common.pretrain import EpochCheckpoint, evaluate, imitate
 
     torch.set_num_threads(int(cfg.threads))
     t0 = time.perf_counter()
@@ -369,14 +369,18 @@ def run(cfg: StudentFitConfig, say=print) -> dict:
         own = module.state_dict()
         own.update({k: torch.as_tensor(v, dtype=torch.float32) for k, v in weights.items()})
         module.load_state_dict(own)
-    stats = imitate(module, module, data, cfg.epochs, cfg.batch_size,
-                    cfg.learning_rate, cfg.value_coef, cfg.seed, log=say, val=val)
+    # Killed mid-fit, the same command resumes from the last finished epoch.
+    settings = {k: v for k, v in as_dict(cfg).items() if k not in ("out", "threads")}
+    checkpoint = EpochCheckpoint(Path(f"{cfg.out}.partial"), settings)
+    stats = imitate(module, module, data, cfg.epochs, cfg.batch_size, cfg.learning_rate,
+                    cfg.value_coef, cfg.seed, log=say, val=val, checkpoint=checkpoint)
     held = evaluate(module, module, val)
     out = {"labels": count, "minutes": (time.perf_counter() - t0) / 60,
            "val_agreement": held["accuracy"], "val_value_loss": held["value_loss"],
            "val_cross_entropy": held["cross_entropy"], "val_regret": regret(module, val),
            "train_agreement": stats["accuracy"]}
     path = save_student(module, metadata(cfg, job, size, count), cfg.out)
+    checkpoint.remove()
     say(f"held out: agreement with the search's move {out['val_agreement']:.1%}, value loss "
         f"{out['val_value_loss']:.4f} ((value / {cfg.value_scale:g})^2), regret "
         f"{out['val_regret']:.1f} points a decision; {out['minutes']:.1f} min; wrote {path}")

@@ -13,8 +13,10 @@ import pytest
 import torch
 
 import agents
+from agents.common.weights_file import load_weights_file
 from pis_env import pis_yedili_v1
 from pis_env.observation import Layout
+from train.common import pretrain
 from train.common.pretrain import soft_cross_entropy
 from train.student import fit as F
 
@@ -166,3 +168,37 @@ def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path):
             moves += 1
         env.step(action)
     assert moves > 3
+
+
+def test_a_killed_fit_resumes_by_the_same_command_and_leaves_no_partial(tmp_path, capsys,
+                                                                        monkeypatch):
+    labels = synthetic_labels(tmp_path / "labels", chunks=4)
+    argv = ["--labels", str(labels), "--epochs", "3", *ALONE, "hidden=[32]", "val_chunks=1",
+            "batch_size=50", "threads=1"]
+    whole = tmp_path / "whole.pt"
+    assert F.main([*argv, "--out", str(whole)]) == 0
+    out, partial = tmp_path / "student.pt", tmp_path / "student.pt.partial"
+    real_evaluate = pretrain.evaluate
+    calls = []
+
+    def killed_in_epoch_two(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_evaluate(*args)
+
+    monkeypatch.setattr(pretrain, "evaluate", killed_in_epoch_two)
+    with pytest.raises(KeyboardInterrupt):
+        F.main([*argv, "--out", str(out)])
+    assert partial.exists() and not out.exists()
+    monkeypatch.setattr(pretrain, "evaluate", real_evaluate)
+    capsys.readouterr()
+    assert F.main([*argv, "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"pretrain: resuming after epoch 1/3 ({partial})" in lines
+    assert sum(line.startswith("pretrain epoch") for line in lines) == 2
+    assert not partial.exists()
+    resumed, uninterrupted = (load_weights_file(p)["state_dict"] for p in (out, whole))
+    assert resumed.keys() == uninterrupted.keys()
+    for name, w in uninterrupted.items():
+        assert torch.equal(resumed[name], w), name
