@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.heuristic.bot import DEFAULT_PARAMS
+from agents.heuristic.bot import DEFAULT_PARAMS, with_big_table
 from pis_env.batched import kernels as K
 from pis_env.batched.core import rules_vector
 from pis_env.batched.kernels import lowbit_index, popcount
@@ -54,14 +54,18 @@ PARAM_NAMES = (
     "shed", "jack_keep", "draw_cost", "pass_cost", "follow", "stuck", "seven_attack",
     "seven_keep", "eight_again", "threat_effect", "ace_follow", "scarce", "void_hint",
     "finisher_jack", "finisher_seven", "finisher_other", "draw_big_stock", "jack_draw",
-    "jack_draw_hand",
+    "jack_draw_hand", "big_table",
 )
 (P_SHED, P_JACK_KEEP, P_DRAW_COST, P_PASS_COST, P_FOLLOW, P_STUCK, P_SEVEN_ATTACK,
  P_SEVEN_KEEP, P_EIGHT_AGAIN, P_THREAT, P_ACE_FOLLOW, P_SCARCE, P_VOID_HINT, P_FIN_JACK,
- P_FIN_SEVEN, P_FIN_OTHER, P_BIG_STOCK, P_JACK_DRAW, P_JACK_DRAW_HAND) = range(19)
-P_DANGER = 19  # three entries: shed weight when the closest opponent holds 1, 2, 3
-NPARAMS = 22
+ P_FIN_SEVEN, P_FIN_OTHER, P_BIG_STOCK, P_JACK_DRAW, P_JACK_DRAW_HAND, P_BIG_TABLE) = range(20)
+P_DANGER = 20  # three entries: shed weight when the closest opponent holds 1, 2, 3
+NPARAMS = 23
 STACK = 64     # scratch depth of the go-out search
+# agents.heuristic.bot.BIG_TABLE and SHORT_STOCK, written here so that a change of them
+# recompiles the cached kernels (test_batched holds them equal).
+BIG_TABLE = 5
+_FULL_STOCK, _SHORT_STOCK = 8, 3
 
 
 def params_vector(params=None) -> np.ndarray:
@@ -182,6 +186,12 @@ def _pmod(a, n):
     return ((a % n) + n) % n
 
 
+@njit(cache=True, inline="always")
+def _short_stock(stock):
+    """``agents.heuristic.bot.short_stock``."""
+    return max(0.0, min(1.0, (_FULL_STOCK - stock) / (_FULL_STOCK - _SHORT_STOCK)))
+
+
 @njit(cache=True)
 def choose(hand, legal, top, suit, pending, phase, has_drawn, direction, sizes, stock,
            seen, voids, n, nominate_other, P, stk, nom):
@@ -285,7 +295,12 @@ def choose(hand, legal, top, suit, pending, phase, has_drawn, direction, sizes, 
         return K.DRAW
 
     # 3. Score every card play against drawing / passing.
+    jack_keep = P[P_JACK_KEEP]
     shed_w = P[P_SHED]
+    if P[P_BIG_TABLE] != 0.0 and n >= BIG_TABLE:
+        pressure = _short_stock(stock)
+        jack_keep *= 1.0 - pressure
+        shed_w *= 1.0 + pressure
     if closest <= 3:
         shed_w *= P[P_DANGER + closest - 1] if closest >= 1 else P[P_DANGER]
     if stock <= 4:
@@ -324,7 +339,7 @@ def choose(hand, legal, top, suit, pending, phase, has_drawn, direction, sizes, 
                 if nom[x] > nom[new_suit]:
                     new_suit = x
             follow = popcount(rest & K.SUIT_MASKS[new_suit] & NOT_JACKS)
-            score -= P[P_JACK_KEEP]
+            score -= jack_keep
             new_rank = -1
         else:
             new_suit = s
@@ -525,7 +540,9 @@ class HeuristicPolicy:
       and int8 mask rows of a table with ``rules`` (``Rules`` or RULES.md's options; default
       two players): the ``BatchedEnv`` / ``BatchedVecEnv`` opponent form. A new array.
 
-    ``params``: an ``agents.heuristic.Params`` (default ``DEFAULT_PARAMS``)."""
+    ``params``: an ``agents.heuristic.Params`` (default ``DEFAULT_PARAMS``); ``big_table``:
+    its ``big_table`` switch, as ``HeuristicAgent`` takes it (``heuristic?big_table=false``
+    reaches the port as this keyword)."""
 
     name = "heuristic"
     #: It reads the v0 observation, which every later layout begins with: a batched table
@@ -533,7 +550,7 @@ class HeuristicPolicy:
     layout_version = 0
 
     def __init__(self, num_games: int = 1, rules: Rules | None = None, *, params=None,
-                 **options):
+                 big_table: bool | None = None, **options):
         if rules is None:
             rules = Rules.from_options(**options)
         elif options:
@@ -541,7 +558,7 @@ class HeuristicPolicy:
         self.rules = rules
         self.num_players = rules.num_players
         self.cfg = rules_vector(rules)
-        self.params = params_vector(params)
+        self.params = params_vector(with_big_table(params, big_table))
         self.out = np.empty(int(num_games), dtype=np.int64)
 
     def __call__(self, game_or_obs, masks=None) -> np.ndarray:

@@ -3,9 +3,10 @@ choices of the reference ``agents.heuristic.HeuristicAgent``.
 
 Positions come from ``BatchedGame`` deals played by a mix of random and heuristic seats
 (random play reaches odd positions, heuristic self-play the endgames the bot steers
-into), for 2, 3, 4, 5 and 7 players and variants of every option the bot can meet. At
-every step both batched front ends (from the state arrays, and from the observation and
-mask rows) are compared with ``HeuristicAgent.act`` on the same observation dict.
+into), for 2 to 7 players and variants of every option the bot can meet, the big tables'
+play (``Params.big_table``) on and off. At every step both batched front ends (from the
+state arrays, and from the observation and mask rows) are compared with
+``HeuristicAgent.act`` on the same observation dict.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.heuristic import HeuristicAgent, Params, state_action
+from agents.heuristic import HeuristicAgent, Params, batched, bot, state_action
 from agents.heuristic.batched import HeuristicPolicy
+from agents.registry import batched_port
 from pis_env.aec import raw_env
 from pis_env.batched import BatchedEnv, BatchedGame, RandomPolicy
 from pis_env.rules import Rules
@@ -58,6 +60,8 @@ def agreement(rules: Rules, num_games: int, steps: int, heuristic_share: float, 
     {"num_players": 2},
     {"num_players": 3},
     {"num_players": 4},
+    {"num_players": 5},
+    {"num_players": 6},
     {"num_players": 7},
     {"num_players": 2, "opening": "first_round", "draw_rule": "until_playable"},
     {"num_players": 3, "nominate": "other", "seven_penalty": "double",
@@ -69,6 +73,27 @@ def agreement(rules: Rules, num_games: int, steps: int, heuristic_share: float, 
 def test_batched_heuristic_matches_the_agent(options, share):
     checked = agreement(Rules.from_options(**options), 48, 60, share, seed=7)
     assert checked > 800
+
+
+@pytest.mark.parametrize("num_players", [5, 6, 7])
+def test_batched_heuristic_matches_the_agent_with_the_big_tables_play_off(num_players):
+    checked = agreement(Rules(num_players=num_players), 48, 60, 0.5, seed=11,
+                        params=Params(big_table=False))
+    assert checked > 400
+
+
+def test_the_port_reads_the_big_tables_switch_and_thresholds_as_the_bot():
+    assert (batched.BIG_TABLE, (batched._FULL_STOCK, batched._SHORT_STOCK)) == \
+        (bot.BIG_TABLE, bot.SHORT_STOCK)
+    rules = Rules(num_players=6)
+    off = HeuristicPolicy(1, rules, big_table=False).params
+    np.testing.assert_array_equal(off, HeuristicPolicy(1, rules, params=Params(
+        big_table=False)).params)
+    assert not np.array_equal(off, HeuristicPolicy(1, rules).params)
+    np.testing.assert_array_equal(batched_port("heuristic?big_table=false", 1, rules).params,
+                                  off)
+    with pytest.raises(ValueError, match="big_table=1: must be true or false"):
+        HeuristicPolicy(1, rules, big_table=1)
 
 
 def test_uint8_observations_and_custom_params():

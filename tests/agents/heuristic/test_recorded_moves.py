@@ -74,6 +74,18 @@ def test_the_held_out_variants_play_their_recorded_moves_at_every_size(key, vari
     assert_recorded(key, variant)
 
 
+@pytest.mark.parametrize("key", [k for k, t in TABLES.items() if t["num_players"] >= 5])
+def test_the_fixture_holds_moves_of_the_big_tables_play_at_five_to_seven_players(key):
+    """The default heuristic's recorded moves at 5 to 7 players include the big tables'
+    play (``Params.big_table``): switched off, it chooses otherwise at a good number of
+    the recorded decisions, so the fixture holds that play, not only the old one."""
+    off = tool.replay_table(TABLES[key], {"off": "heuristic?big_table=false"})
+    recorded = [a for g in TABLES[key]["games"] for a in g["heuristic"]]
+    moves = [d.moves["off"] for game in off for d in game]
+    assert len(moves) == len(recorded)
+    assert sum(a != b for a, b in zip(recorded, moves)) >= 10
+
+
 def test_the_fixture_records_every_held_out_variant_at_every_table_size():
     assert set(FIXTURE["bots"]) == {"heuristic", *HELD_OUT}
     one_deal = sorted(t["num_players"] for t in TABLES.values() if t["num_deals"] == 1)

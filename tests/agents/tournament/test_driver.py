@@ -95,7 +95,7 @@ def test_a_misspelt_bot_keyword_names_the_bots_keywords_and_the_rules_options_ap
     with pytest.raises(TypeError) as err:  # no near keyword: no guess
         agents.make("heuristic", zzz=1)
     assert str(err.value) == ("unknown option 'zzz' for heuristic: heuristic's options: "
-                              f"seed, rules, params; rules options: {rules}")
+                              f"seed, rules, params, big_table; rules options: {rules}")
     with pytest.raises(TypeError) as err:  # a bot that takes no rules options lists none
         agents.make("greedy", sed=1)
     assert str(err.value) == ("unknown option 'sed' for greedy (did you mean seed?): "
