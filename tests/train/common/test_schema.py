@@ -316,3 +316,27 @@ def test_the_typed_config_round_trips_through_its_saved_dict(schema):
     assert saved == as_dict(cfg) and isinstance(saved["opt"]["sched"], dict)
     assert schema.build(base=saved) == cfg and schema.build(base=cfg) == cfg
     assert as_dict(saved) is saved
+
+
+def test_a_type_without_a_name_is_shown_by_its_text():
+    from train.common.schema import _type_name
+
+    assert _type_name("Path") == "Path"  # e.g. a hint left as text
+    assert _type_name(list[Any]) == "a list of anything"
+
+
+def test_a_key_close_to_many_fields_suggests_three():
+    @dataclass
+    class Part:
+        rate: float = param(0.1, "a rate", gt=0)
+
+    @dataclass
+    class Four:
+        a: Part = section(Part, "one")
+        b: Part = section(Part, "two")
+        c: Part = section(Part, "three")
+        d: Part = section(Part, "four")
+
+    with pytest.raises(ConfigError) as e:
+        Schema(Four).build(None, [f"{LONG}.rat=1"])
+    assert str(e.value) == f"unknown config key '{LONG}.rat'; did you mean a.rate, b.rate, c.rate?"
