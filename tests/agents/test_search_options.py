@@ -4,6 +4,8 @@ opponents across ``reset``, and the torch threads of network rollouts."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -141,7 +143,24 @@ def test_a_forced_move_is_played_without_rollouts_and_clears_the_last_report():
     assert set(bot.last_values) == set(np.flatnonzero(searched[0]["action_mask"]).tolist())
     only = int(np.flatnonzero(forced[0]["action_mask"])[0])
     assert bot.advise(forced[0]) == only
-    assert (bot.last_rollouts, bot.last_values) == (0, {})
+    assert (bot.last_rollouts, bot.last_values, bot.last_stderr) == (0, {}, {})
+
+
+def test_one_rollout_per_move_has_no_standard_error_and_warns_nothing():
+    searched, _ = _first_positions()
+    moves = int(searched[0]["action_mask"].sum())
+    bot = SearchAgent(num_players=2, seed=0, rollouts=moves, determinize="uniform")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's std of one sample warns
+        bot.advise(searched[0])
+    assert bot.last_rollouts == moves
+    assert len(bot.last_stderr) == moves
+    assert all(math.isnan(v) for v in bot.last_stderr.values())
+
+
+def test_the_particle_filter_gets_the_moves_asked_for():
+    bot = SearchAgent(num_players=2, seed=0, determinize="particles", particles=8, moves=2)
+    assert bot.filter.moves == 2
 
 
 def test_an_observation_with_nothing_legal_is_refused():
