@@ -281,3 +281,23 @@ def test_every_cli_names_the_installed_command_it_runs_as(command, module, argv,
     monkeypatch.setattr(sys, "argv", [str(BIN / command), *argv])
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith(f"{command}: error: ")
+
+
+def test_the_sb3_example_prints_its_progress_and_plays_its_model(tmp_path):
+    """docs/own-bot.md's MaskablePPO example, run as written but for a tenth of its steps
+    and deals: SB3 prints a table of figures after each update (no silent minutes), the
+    model file is written and the tournament's table printed."""
+    text = (ROOT / "docs" / "own-bot.md").read_text(encoding="utf-8")
+    block = next(b.split("\n", 1)[1] for b in text.split("```python")[1:]
+                 if "MaskablePPO(" in b).split("```")[0]
+    for full, short in (("total_timesteps=20_000", "total_timesteps=2_048"),
+                        ("deals=500", "deals=20")):
+        assert full in block
+        block = block.replace(full, short)
+    run = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("total_timesteps") == 2  # a table after each of the 2 updates
+    assert (tmp_path / "my_model.zip").is_file()
+    assert "ppo:my_model.zip" in run.stdout and "heuristic" in run.stdout
