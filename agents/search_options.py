@@ -164,12 +164,9 @@ def from_shorthand(options: dict[str, Any]) -> tuple[Any, Any, Any, dict[str, An
     fallback = o.get("fallback", "mean")
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback={fallback!r}: one of {', '.join(FALLBACKS)}")
-    if policy == "types" and determinize != "particles":
-        raise ValueError("rollout_policy='types' plays the particle filter's types: "
-                         f"determinize='particles', not {determinize!r}")
+    # rollout_policy='types' without the particle filter is refused by SearchAgent (for
+    # objects and shorthand alike), a temperature out of range by TypeRollouts.
     temperature = o.get("type_temperature", 1.0)
-    if not 0.0 <= float(temperature) <= 1e6:
-        raise ValueError(f"type_temperature={temperature!r}: must be in 0..1e6")
     if temperature != 1.0 and policy != "types":
         raise ValueError("type_temperature sharpens the types the rollouts of "
                          "rollout_policy='types' play; other rollouts draw no type")

@@ -13,7 +13,7 @@ import pytest
 
 from agents import make
 from agents.mc import DEFAULT_HORIZON
-from agents.search import DEFAULT_ROLLOUTS, SearchAgent, _torch_threads
+from agents.search import DEFAULT_ROLLOUTS, TYPES_MODEL, SearchAgent, _torch_threads
 from pis_env import pis_yedili_v1, raw_env
 from pis_env.observation import Layout
 
@@ -768,3 +768,59 @@ def test_the_search_is_given_its_belief_rollouts_and_choice_as_objects():
                               "determinize='particles', not 'hints'")
     typed = SearchAgent(belief=Particles(particles=16), rollout=TypeRollouts(), seed=0)
     assert typed.belief_source.opponent_model == "panel?networks=0"
+
+
+def test_the_shorthand_builds_the_objects_it_names():
+    from agents.search_options import from_shorthand
+
+    belief, rollout, choice, rest = from_shorthand(
+        {"determinize": "particles", "particles": 16, "moves": 2, "rollout_policy": "types",
+         "type_temperature": 0.0, "horizon": 7, "fallback": "heuristic", "draw_rule": "one"})
+    assert (belief.particles, belief.moves, belief.opponent_model) == (16, 2, TYPES_MODEL)
+    assert (rollout.temperature, rollout.horizon) == (0.0, 7)
+    assert choice.confidence == 1.0 and rest == {"draw_rule": "one"}
+    assert from_shorthand({"rollout_policy": "types", "determinize": "particles",
+                           "type_temperature": 1e6})[1].temperature == 1e6
+    for bad in (-0.5, 1e6 + 0.5):
+        with pytest.raises(ValueError, match=r"must be in 0\.\.1e6"):
+            from_shorthand({"rollout_policy": "types", "determinize": "particles",
+                            "type_temperature": bad})
+    with pytest.raises(ValueError) as err:
+        from_shorthand({"type_temperature": 0.5})
+    assert str(err.value) == ("type_temperature sharpens the types the rollouts of "
+                              "rollout_policy='types' play; other rollouts draw no type")
+
+
+def test_a_network_search_keeps_its_horizon_with_the_shipped_network():
+    bot = SearchAgent(num_players=2, seed=0, rollout_policy="network", horizon=9)
+    assert (bot.rollout.path, bot.rollout.horizon) == ("models/ppo_2p.zip", 9)
+
+
+def test_objects_and_shorthand_together_are_refused_naming_both():
+    from agents.search_options import BestMean, HeuristicRollouts
+
+    with pytest.raises(ValueError) as err:
+        SearchAgent(num_players=2, rollout=HeuristicRollouts(None), choice=BestMean(),
+                    determinize="uniform", fallback="mean")
+    assert str(err.value) == ("rollout, choice given as an object and determinize, fallback "
+                              "as shorthand: give one or the other")
+
+
+def test_type_rollouts_given_as_objects_keep_the_filters_size_and_moves():
+    from agents.search_options import BestMean, Particles, TypeRollouts
+
+    bot = SearchAgent(num_players=2, seed=0, belief=Particles(16, None, 2),
+                      rollout=TypeRollouts(1.0, None), choice=BestMean())
+    assert (bot.filter.particles, bot.filter.moves) == (16, 2)
+    assert bot.last_stderr == {} and bot.last_values == {}
+
+
+def test_type_rollouts_are_the_same_for_the_same_seed():
+    searched, _ = _first_positions()
+    values = []
+    for _ in range(2):
+        bot = SearchAgent(num_players=2, seed=3, rollouts=32, determinize="particles",
+                          particles=16, rollout_policy="types")
+        bot.advise(searched[0])
+        values.append(bot.last_values)
+    assert values[0] == values[1]
