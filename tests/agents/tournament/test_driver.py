@@ -490,3 +490,11 @@ def test_a_table_entry_names_one_agent_or_is_refused():
     result = run_tournament(["heuristic", "heuristic", "random"], num_players=2, deals=1,
                             workers=1, progress=False, tables=[["heuristic#2", "random"]])
     assert result.tables == [["heuristic#2", "random"]]
+
+
+def test_a_spec_asking_for_more_deals_at_a_one_deal_table_is_refused_word_for_word():
+    with pytest.raises(ValueError) as err:
+        build_seat("greedy?num_deals=2", 2, 0, 1)
+    assert str(err.value) == ("agent spec 'greedy?num_deals=2' asks for num_deals=2, but the "
+                              "table plays single deals (num_deals=1): drop it from the spec "
+                              "(the rules set it)")
