@@ -498,3 +498,23 @@ def test_a_spec_asking_for_more_deals_at_a_one_deal_table_is_refused_word_for_wo
     assert str(err.value) == ("agent spec 'greedy?num_deals=2' asks for num_deals=2, but the "
                               "table plays single deals (num_deals=1): drop it from the spec "
                               "(the rules set it)")
+
+
+class FourDealsByDefault(agents.Agent):
+    """A bot built for four-deal matches unless told otherwise, with an option of its own."""
+
+    def __init__(self, num_players=2, num_deals=4, seed=None, style="plain"):
+        super().__init__(num_players=num_players, num_deals=num_deals, seed=seed)
+        self.style, self.seed_given = style, seed
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+@pytest.mark.parametrize("spec", [f"{__name__}:FourDealsByDefault",
+                                  f"{__name__}:FourDealsByDefault?style=bold",
+                                  FourDealsByDefault])
+def test_a_match_bot_at_a_one_deal_table_is_built_again_for_single_deals(spec):
+    bot = build_seat(spec, 3, 17, 1)
+    assert (bot.num_players, bot.num_deals, bot.seed_given) == (3, 1, 17)
+    assert bot.style == ("bold" if "style" in str(spec) else "plain")
