@@ -12,9 +12,12 @@ scores a few points below its best keeps some weight, a losing one none. With ``
 (a PPO policy file) the target is ``softmax(prior logits + values / temperature)``, the
 improved policy of Gumbel AlphaZero: where the search's values are close (within its
 noise) the prior's order stands, and the search moves it where they are not; a softmax
-of the values alone makes near ties uniform, so the student's argmax there is anyone's
-(docs/results.md, "The student"). ``init`` starts the network from a PPO policy file's
-actor, zero weights on the marginals, so it first plays exactly as that network. Its
+of the values alone makes near ties uniform, so the student's argmax there is anyone's.
+``init`` starts the network from a PPO policy file's actor, zero weights on the marginals,
+so it first plays exactly as that network. Both help with few labels and hold the student
+where the prior was with many: the shipped recipe (``configs/student_fit_2p.yaml``)
+trains from random weights on the values alone, over 300,000 labels (docs/results.md,
+"The student"). Its
 value head learns the search's value of the position in **one unit**: the search's deal
 score divided by ``value_scale`` (1,000, the search's win bonus), so about the expected
 win share (+1 a sure win, -1 a sure loss at two players) plus the charge differential /
