@@ -190,12 +190,13 @@ def test_a_registration_that_cannot_stand_says_what_fits(name, factory, message,
 def test_a_registered_name_that_starts_with_ppo_is_that_bot_not_a_policy_file(monkeypatch):
     """What ``agents.spec.parse`` promises for a registered ``ppo:mine``: the bot's own
     port and its own options (a ``path`` too), not the policy file ``mine``."""
-    from agents.tournament.specs import parse_spec
+    from agents.tournament.specs import parse_spec, spec_kind
 
     monkeypatch.setitem(registry.REGISTRY, "ppo:mine", registry.BotEntry(
         "agents.random_agent:RandomAgent", lambda name, n, rules, seed=None, **o: (name, o)))
     assert registry.batched_port("ppo:mine?path=x.zip", 1) == ("ppo:mine", {"path": "x.zip"})
     assert parse_spec("ppo:mine?path=x.zip") == ("ppo:mine", {"path": "x.zip"})
+    assert spec_kind("ppo:mine?path=x.zip") == "ppo:mine"  # a tournament's kind of seat
     monkeypatch.setitem(registry.REGISTRY, "ppo:portless",
                         registry.BotEntry("agents.random_agent:RandomAgent"))
     assert registry.has_port("ppo:mine") and not registry.has_port("ppo:portless")
