@@ -291,3 +291,41 @@ def test_each_consumer_asks_the_registry_for_ports_and_models(path, function):
                 for a in n.names}
     assert function in names | imported, f"{path} does not ask agents.registry.{function}"
     assert not (PORTS & (names | imported)), f"{path} builds a port itself: {PORTS & names}"
+
+
+def test_a_load_that_fails_names_the_bot_only_when_it_has_another_name():
+    """The message of ``agents.spec.load``: the bot's name first when it differs from the
+    target, the attribute path followed dot by dot, and a target that is not callable."""
+    from agents.spec import load
+
+    missing = "cannot load 'json:nothing_here': module 'json' has no attribute 'nothing_here'"
+    for what in (None, "json:nothing_here"):
+        with pytest.raises(ValueError) as e:
+            load("json:nothing_here", what=what)
+        assert str(e.value) == missing
+    with pytest.raises(ValueError) as e:
+        load("json:nothing_here", what="mine")
+    assert str(e.value) == f"agent 'mine': {missing}"
+    import os.path
+    assert load("os:path.join") is os.path.join
+    with pytest.raises(ValueError) as e:
+        load("math:pi")
+    assert str(e.value) == "'math:pi' is not a class or function, but 3.141592653589793"
+
+
+@pytest.mark.parametrize("name", ["", "  ", 5, None])
+def test_a_name_that_is_no_string_or_blank_is_refused(name):
+    with pytest.raises(ValueError) as e:
+        registry.entry_of(name)
+    assert str(e.value) == f"an agent name must be a non-empty string, got {name!r}"
+
+
+def test_the_installed_packages_are_read_once_at_the_first_lookup(monkeypatch):
+    """``REGISTRY`` reads the entry points at its first lookup, not at import, and only
+    then."""
+    calls = []
+    monkeypatch.setattr(registry, "load_entry_points", lambda: calls.append(1))
+    fresh = registry._Registry()
+    assert calls == []
+    assert "heuristic" not in fresh and fresh.get("x") is None and list(fresh) == []
+    assert calls == [1]

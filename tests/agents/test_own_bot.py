@@ -301,3 +301,57 @@ def test_the_sb3_example_prints_its_progress_and_plays_its_model(tmp_path):
     assert run.stdout.count("total_timesteps") == 2  # a table after each of the 2 updates
     assert (tmp_path / "my_model.zip").is_file()
     assert "ppo:my_model.zip" in run.stdout and "heuristic" in run.stdout
+
+
+def test_a_dotted_module_of_the_working_folder_loads_by_its_top_package(working_folder):
+    """``mypkg.bots:Lowest`` is found as ``mybot:Lowest`` is: the missing name is the top
+    package's, so the working folder is tried, and a dotted attribute is followed."""
+    from agents.spec import load
+
+    (working_folder / "mypkg").mkdir()
+    (working_folder / "mypkg" / "__init__.py").write_text("")
+    (working_folder / "mypkg" / "bots.py").write_text(MYBOT)
+    sys.modules.pop("mypkg", None)
+    sys.modules.pop("mypkg.bots", None)
+    try:
+        assert load("mypkg.bots:Lowest").__name__ == "Lowest"
+        assert load("mypkg:bots.Lowest").__name__ == "Lowest"
+    finally:
+        sys.modules.pop("mypkg", None)
+        sys.modules.pop("mypkg.bots", None)
+
+
+@pytest.mark.parametrize("first", ["", "cwd"])
+def test_a_module_the_path_already_covers_is_not_looked_for_twice(first, tmp_path,
+                                                                  monkeypatch):
+    """With the working folder on ``sys.path`` already (as ``""`` or by its name), a missing
+    module is missing: it is raised as it is and the path is left alone."""
+    from agents.spec import load
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["" if first == "" else str(tmp_path),
+                                      *(p for p in sys.path if p not in ("", str(tmp_path)))])
+    path = list(sys.path)
+    with pytest.raises(ValueError, match="cannot load 'nobot:X': No module named 'nobot'"):
+        load("nobot:X")
+    assert sys.path == path
+
+
+def test_a_missing_import_inside_the_module_is_raised_as_it_is(tmp_path, monkeypatch):
+    """A module found on ``sys.path`` that itself imports a module that is nowhere: its own
+    error, and the working folder is not tried for it."""
+    from agents.spec import load
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "broken.py").write_text("import not_a_module_anywhere\n")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "lib"), *(
+        p for p in sys.path if p not in ("", str(tmp_path / "work")))])
+    path = list(sys.path)
+    try:
+        with pytest.raises(ValueError, match="No module named 'not_a_module_anywhere'"):
+            load("broken:X")
+        assert sys.path == path
+    finally:
+        sys.modules.pop("broken", None)
