@@ -67,6 +67,19 @@ def test_a_bot_teaches_row_by_row_and_the_heuristic_through_its_port():
                                 for o, m in zip(obs, masks)]
 
 
+def test_a_teacher_with_a_port_gets_its_seed_and_the_tables_rules(monkeypatch):
+    """A port built for a teacher is seeded with the teacher's seed (a port that draws, as a
+    registered bot's may, plays the same moves again) at the table's rules."""
+    import agents.registry as registry
+
+    calls = []
+    monkeypatch.setattr(registry, "batched_port", lambda *a, **k: calls.append((a, k)))
+    P.make_teacher("heuristic", RULES, seed=7)
+    [(args, kwargs)] = calls
+    assert args[0] == "heuristic" and args[2].num_players == 3 and kwargs == {}
+    assert args[3] == 7
+
+
 def test_a_teacher_reads_the_columns_of_its_own_layout():
     v0, v1 = (Layout.of(3, 1, v).size for v in (0, 1))
     assert P.teacher_columns(HeuristicPolicy(1), RULES, 1) == v0
