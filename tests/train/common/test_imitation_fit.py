@@ -86,8 +86,20 @@ def test_an_epochs_statistics_are_means_over_every_row():
     assert P.imitate(toy, toy, data, 0, 50, 0.1, 1.0, seed=1, log=lambda s: None) == {}
 
 
-def test_imitation_takes_any_numeric_dtypes_and_draws_its_order_from_its_seed():
-    data = toy_data()
+def with_targets(data):
+    """``data`` with a target distribution per row: a softmax over the legal actions
+    that puts most, but not all, of its weight on the teacher's action."""
+    scores = np.where(data["masks"], 0.0, -np.inf)
+    scores[np.arange(len(scores)), data["actions"]] = 1.5
+    targets = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return dict(data, targets=(targets / targets.sum(axis=1, keepdims=True)).astype(np.float32))
+
+
+@pytest.mark.parametrize("targets", [False, True])
+def test_imitation_takes_any_numeric_dtypes_and_draws_its_order_from_its_seed(targets):
+    """Every array is read as float32 (int64 for the actions): float64 copies of float32
+    data give the very same fit, bit for bit."""
+    data = with_targets(toy_data()) if targets else toy_data()
     runs = []
     for i, (seed, other_dtypes) in enumerate(((1, False), (1, True), (2, False))):
         given = dict(data)
@@ -96,12 +108,57 @@ def test_imitation_takes_any_numeric_dtypes_and_draws_its_order_from_its_seed():
                      "actions": data["actions"].astype(np.int32),
                      "returns": data["returns"].astype(np.float64),
                      "rows": np.arange(256, dtype=np.int32)}
+            if targets:
+                given["targets"] = data["targets"].astype(np.float64)
         toy = Toy()
         torch.manual_seed(100 + i)  # the global generator plays no part
         runs.append(P.imitate(toy, toy, given, 2, 64, 0.1, 1.0, seed=seed,
                               log=lambda s: None))
-    assert runs[1] == pytest.approx(runs[0], rel=1e-6)
+    assert runs[1] == runs[0]
     assert runs[2] != runs[0]  # another seed, another minibatch order
+
+
+def numpy_scores(toy, data):
+    """What ``evaluate`` says of ``data``, computed here in float64 numpy over all rows
+    at once: cross-entropy (against ``targets`` where given), value loss, accuracy."""
+    with torch.no_grad():
+        logits, values = toy(torch.as_tensor(data["x"]), torch.as_tensor(data["masks"]))
+    logits, values = logits.numpy().astype(np.float64), values.numpy().ravel()
+    top = logits.max(axis=1, keepdims=True)
+    log_p = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+    rows = np.arange(len(data["actions"]))
+    if "targets" in data:
+        ce = -np.where(data["targets"] > 0, data["targets"] * log_p, 0.0).sum(axis=1).mean()
+    else:
+        ce = -log_p[rows, data["actions"]].mean()
+    return {"cross_entropy": ce, "value_loss": ((values - data["returns"]) ** 2).mean(),
+            "accuracy": (logits.argmax(axis=1) == data["actions"]).mean()}
+
+
+@pytest.mark.parametrize("targets", [False, True])
+def test_evaluate_scores_every_row_once_and_leaves_the_network_as_it_was(targets):
+    """Minibatches of 50, 50, ... and a last one of 6 add up to the whole set's means;
+    the soft cross-entropy where the data has targets (not the action's); the module
+    keeps its training mode and its weights."""
+    toy, data = Toy(), toy_data()
+    toy.pi.weight.data[:, 0] *= 4  # the argmax is right on some rows, wrong on others
+    if targets:
+        data = with_targets(data)
+    toy.train()
+    before = [p.detach().clone() for p in toy.parameters()]
+    got = P.evaluate(toy, toy, data, batch_size=50)
+    want = numpy_scores(toy, data)
+    assert got == pytest.approx(want, rel=1e-5)
+    assert 0.1 < want["accuracy"] < 0.9
+    assert P.evaluate(toy, toy, data) == pytest.approx(want, rel=1e-5)  # one batch
+    assert toy.training
+    assert all(torch.equal(p, q) for p, q in zip(toy.parameters(), before))
+    toy.eval()
+    P.evaluate(toy, toy, data)
+    assert not toy.training
+    if targets:  # the soft and the hard cross-entropy differ on these data
+        hard = numpy_scores(toy, {k: v for k, v in data.items() if k != "targets"})
+        assert abs(hard["cross_entropy"] - want["cross_entropy"]) > 0.05
 
 
 def test_the_gradient_norm_is_clipped_at_one(monkeypatch):

@@ -35,7 +35,8 @@ class Killed(Exception):
     pass
 
 
-def fit(checkpoint=None, die_at: int | None = None, epochs: int = 4, lr: float = 0.01):
+def fit(checkpoint=None, die_at: int | None = None, epochs: int = 4, lr: float = 0.01,
+        batch_size: int = 32, value_coef: float = 0.5, seed: int = 7, rows: int = 96):
     net, lines = Net(), []
 
     def log(line):
@@ -43,8 +44,9 @@ def fit(checkpoint=None, die_at: int | None = None, epochs: int = 4, lr: float =
         if die_at is not None and line.startswith(f"pretrain epoch {die_at}/"):
             raise Killed
 
-    stats = P.imitate(net, net, labelled(), epochs, 32, lr, 0.5, seed=7, log=log,
-                      checkpoint=checkpoint)
+    data = dict(labelled(), rows=np.arange(rows))
+    stats = P.imitate(net, net, data, epochs, batch_size, lr, value_coef, seed=seed,
+                      log=log, checkpoint=checkpoint)
     return net, stats, lines
 
 
@@ -72,18 +74,64 @@ def test_a_checkpoint_of_other_settings_is_refused_before_any_training(tmp_path)
     with pytest.raises(Killed):
         fit(P.EpochCheckpoint(path, {"labels": "these"}), die_at=1)
     before = path.read_bytes()
-    for checkpoint, epochs, lr, changed in [
-            (P.EpochCheckpoint(path, {"labels": "those"}), 4, 0.01, "labels"),
-            (P.EpochCheckpoint(path, {"labels": "these"}), 5, 0.01, "epochs"),
-            (P.EpochCheckpoint(path, {"labels": "these"}), 4, 0.02, "learning_rate")]:
-        with pytest.raises(ValueError, match=rf"other settings \({changed}\)"):
-            fit(checkpoint, epochs=epochs, lr=lr)
+    ours = {"labels": "these"}
+    for caller, change, changed in [
+            ({"labels": "those"}, {}, "labels"),
+            ({}, {}, "labels"),  # a setting the file has and the command lacks
+            ({"labels": "these", "games": 9}, {}, "games"),  # and the other way round
+            (ours, {"epochs": 5}, "epochs"),
+            (ours, {"lr": 0.02}, "learning_rate"),
+            (ours, {"batch_size": 16}, "batch_size"),
+            (ours, {"value_coef": 1.0}, "value_coef"),
+            (ours, {"seed": 8}, "seed"),
+            (ours, {"rows": 95}, "rows"),
+            (ours, {"epochs": 5, "seed": 8}, "epochs, seed")]:
+        with pytest.raises(ValueError) as refused:
+            fit(P.EpochCheckpoint(path, caller), **change)
+        assert str(refused.value) == (
+            f"{path} was written by a fit with other settings ({changed}); remove it to "
+            "start again, or run the command that wrote it")
     assert path.read_bytes() == before  # kept for the command that wrote it
 
 
 def test_an_unreadable_checkpoint_is_named_and_kept(tmp_path):
     path = tmp_path / "fit.partial"
     path.write_bytes(b"half a file")
-    with pytest.raises(ValueError, match="not a readable fit checkpoint"):
+    with pytest.raises(ValueError) as refused:
         fit(P.EpochCheckpoint(path))
+    assert str(refused.value).startswith(f"{path}: not a readable fit checkpoint (")
+    assert str(refused.value).endswith("); remove it to start the fit again")
     assert path.read_bytes() == b"half a file"
+
+
+UNPICKLED = []
+
+
+def note_unpickled(what):
+    UNPICKLED.append(what)
+    return what
+
+
+class Payload:
+    """An object whose unpickling runs a function: what a hostile file would carry."""
+
+    def __reduce__(self):
+        return note_unpickled, ("ran",)
+
+
+def test_a_checkpoint_that_unpickles_objects_is_refused_without_running_them(tmp_path):
+    path = tmp_path / "fit.partial"
+    torch.save({"settings": {}, "epoch": 1, "stats": {}, "extra": Payload()}, path)
+    with pytest.raises(ValueError, match="not a readable fit checkpoint"):
+        P.EpochCheckpoint(path).load({})
+    assert UNPICKLED == []
+
+
+def test_removing_a_checkpoint_is_safe_when_there_is_none(tmp_path):
+    path = tmp_path / "fit.partial"
+    path.write_bytes(b"state")
+    checkpoint = P.EpochCheckpoint(path)
+    checkpoint.remove()
+    assert not path.exists()
+    checkpoint.remove()  # a fit that never wrote one, or a second call
+    assert checkpoint.load({}) is None
