@@ -102,6 +102,26 @@ def test_a_charge_interval_stays_within_the_charges_seen():
     one = bootstrap_mean_ci([4.0])
     assert one[0] == 4.0 and math.isnan(one[1]) and math.isnan(one[2])
     assert all(math.isnan(x) for x in bootstrap_mean_ci([]))
-    for bad in ({"confidence": 1.0}, {"resamples": 0}):
-        with pytest.raises(ValueError):
+    for bad, message in [
+            ({"confidence": 1.0}, "confidence must be in (0, 1), got 1.0"),
+            ({"confidence": 0.0}, "confidence must be in (0, 1), got 0.0"),
+            ({"resamples": 0}, "resamples must be an int >= 1, got 0"),
+            ({"resamples": 2.0}, "resamples must be an int >= 1, got 2.0")]:
+        with pytest.raises(ValueError) as refused:
             bootstrap_mean_ci(skewed, **bad)
+        assert str(refused.value) == message
+
+
+def test_the_charge_intervals_defaults_are_seed_0_and_2000_resamples_and_one_resample_is_a_point():
+    from agents.tournament.stats import BOOTSTRAP_RESAMPLES
+
+    values = [4, 9, 0, 13, 7, 0, 2]
+    assert BOOTSTRAP_RESAMPLES == 2000
+    assert bootstrap_mean_ci(values) == pytest.approx(
+        _plain_bootstrap(values, 2000, seed=0), rel=1e-12)
+    point = bootstrap_mean_ci(values, resamples=1)
+    assert point == pytest.approx(_plain_bootstrap(values, 1, seed=0), rel=1e-12)
+    assert point[1] == point[2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no "Mean of empty slice" from numpy
+        assert all(math.isnan(x) for x in bootstrap_mean_ci([]))
