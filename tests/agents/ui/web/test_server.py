@@ -254,12 +254,101 @@ def test_every_address_is_answered_by_the_machines_names_and_said_to_be_open(
             assert api.get("/api/config").status_code == 400, name
 
 
+def test_the_open_warning_names_the_empty_host_and_no_address_when_none_is_found():
+    args = build_parser().parse_args(["--host", "", "--port", "8013",
+                                      "--allow-host", "cards.example"])
+    for hosts in ((), ("localhost", "127.0.0.1", "cards.example")):  # none to show
+        assert server.open_warning(args, hosts) == (
+            "pis-serve: warning: --host '' opens the table to the network (anyone who can "
+            "reach this machine can play); a name it is reached by besides these needs "
+            "--allow-host NAME")
+
+
 def test_the_machines_own_names_are_found_in_its_own_tables():
     import socket
 
     names = server.own_names()
     assert names[0] == socket.gethostname() and len(set(names)) == len(names)
     assert all("%" not in n for n in names)  # no IPv6 zone: never a Host value
+
+
+class FakeNetwork:
+    """A machine named ``cardroom`` whose name resolves to an IPv4 address (twice) and a
+    link-local IPv6 one with its zone, and whose routes leave by 10.0.0.5 and fd00::5
+    (zone again): the socket functions ``own_names`` calls, recording what it asks."""
+
+    def __init__(self, monkeypatch, hostname="cardroom", resolves=True, ipv6_route=True):
+        import socket
+
+        self.lookups, self.sockets = [], []
+        self.routes = {socket.AF_INET: ("10.0.0.5", 40001)}
+        if ipv6_route:
+            self.routes[socket.AF_INET6] = ("fd00::5%eth0", 40002, 0, 2)
+
+        def gethostname():
+            if hostname is None:
+                raise OSError("no name")
+            return hostname
+
+        def getaddrinfo(host, port):
+            self.lookups.append((host, port))
+            if not resolves:
+                raise socket.gaierror("not found")
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.7", 0)),
+                    (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fe80::7%eth0", 0, 0, 2)),
+                    (socket.AF_INET, socket.SOCK_DGRAM, 17, "", ("192.0.2.7", 0))]
+
+        network = self
+
+        class UDP:
+            def __init__(self, family=socket.AF_INET, kind=socket.SOCK_STREAM):
+                self.family, self.kind = family, kind
+                network.sockets.append(self)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def connect(self, address):
+                self.address = address
+                if self.family not in network.routes:
+                    raise OSError("network unreachable")
+
+            def getsockname(self):
+                return network.routes[self.family]
+
+        monkeypatch.setattr(socket, "gethostname", gethostname)
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        monkeypatch.setattr(socket, "socket", UDP)
+
+
+def test_own_names_are_the_host_its_addresses_and_the_routes_addresses_without_zones(
+        monkeypatch):
+    import ipaddress
+    import socket
+
+    network = FakeNetwork(monkeypatch)
+    assert server.own_names() == ("cardroom", "192.0.2.7", "fe80::7", "10.0.0.5", "fd00::5")
+    assert network.lookups == [("cardroom", None)]
+    # the routes are found by datagram sockets, which send nothing on connect, towards
+    # the documentation addresses of each family
+    assert [(u.family, u.kind) for u in network.sockets] == [
+        (socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET6, socket.SOCK_DGRAM)]
+    assert [ipaddress.ip_address(u.address[0]) for u in network.sockets] == [
+        ipaddress.ip_address("192.0.2.1"), ipaddress.ip_address("2001:db8::1")]
+
+
+@pytest.mark.parametrize("hostname, resolves, ipv6_route, want", [
+    (None, True, True, ("10.0.0.5", "fd00::5")),  # no host name: the routes only
+    ("cardroom", False, True, ("cardroom", "10.0.0.5", "fd00::5")),  # a name unresolved
+    ("cardroom", True, False, ("cardroom", "192.0.2.7", "fe80::7", "10.0.0.5")),  # no IPv6
+])
+def test_own_names_leave_out_what_cannot_be_found(monkeypatch, hostname, resolves,
+                                                  ipv6_route, want):
+    FakeNetwork(monkeypatch, hostname, resolves, ipv6_route)
+    assert server.own_names() == want
 
 
 def test_main_without_the_web_extra_or_with_a_wrong_limit_is_one_line_and_exit_2(
