@@ -1,9 +1,9 @@
 """Milliseconds per decision of the search bot (``agents.search``) against heuristics, at
-2 and 4 players (``--players`` any of 2..7), in one process.
+every table size from 2 to 7 players (``--players`` picks some), in one process.
 
-    python -m benchmarks.search                      # a short run (under a minute)
-    python -m benchmarks.search --players 2,3,4,5,6,7   # every table size
-    python -m benchmarks.search --decks 20           # the results page's figure
+    python -m benchmarks.search                      # a short run (about a minute)
+    python -m benchmarks.search --decks 10           # the results page's figure
+    python -m benchmarks.search --players 2,4        # some table sizes
     python -m benchmarks.search --rollouts 256 --rollout-policy network
     python -m benchmarks.search --determinize particles   # the particle filter (v1 table)
     python -m benchmarks.search --rollout-policy types --opponent-model "panel?networks=0"
@@ -67,7 +67,7 @@ def _play(n: int, deck_index: int, seed: int, rotation: int, rollouts: int,
 
 
 def timing(decks: int, rollouts: int, seed: int = 0, rollout_policy: str | None = None,
-           players: tuple[int, ...] = (2, 4),
+           players: tuple[int, ...] = (2, 3, 4, 5, 6, 7),
            determinize: str = DEFAULT_DETERMINIZE, **options) -> dict[int, float]:
     """Mean seconds per searched decision at each table size (one line printed each).
     ``rollout_policy`` ``None`` and ``options`` left out: the bot's defaults;
@@ -106,8 +106,8 @@ def main(argv=None) -> int:
     parser.add_argument("--determinize", choices=MODES, default=DEFAULT_DETERMINIZE,
                         help="where the determinizations come from (default particles)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the decks")
-    parser.add_argument("--players", default="2,4",
-                        help="comma-separated table sizes, each in 2..7 (default 2,4)")
+    parser.add_argument("--players", default="2,3,4,5,6,7",
+                        help="comma-separated table sizes, each in 2..7 (default all)")
     args = parser.parse_args(argv)
     if args.decks < 1 or args.rollouts < 1:
         parser.error("--decks and --rollouts must be >= 1")
