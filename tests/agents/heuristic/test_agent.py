@@ -107,6 +107,20 @@ def test_an_unknown_rules_keyword_with_no_near_option_lists_them_all():
                                 "(the options: " + ", ".join(Rules.keys()) + ")")
 
 
+def test_an_unknown_keyword_error_crosses_a_process_whole():
+    """A tournament worker's error reaches the parent pickled: the keyword and the
+    message must both survive, as the same type."""
+    import pickle
+
+    from agents.heuristic.bot import UnknownOption
+
+    with pytest.raises(UnknownOption) as error:
+        table_rules(None, 2, 1, zzz=1)
+    back = pickle.loads(pickle.dumps(error.value))
+    assert type(back) is UnknownOption
+    assert back.option == "zzz" and str(back) == str(error.value)
+
+
 def test_rules_of_another_type_are_refused():
     with pytest.raises(ValueError) as error:
         table_rules(5, 2, 1)
@@ -118,3 +132,28 @@ def test_the_reader_defaults_to_a_one_deal_table():
     assert ObservationReader(2).standing(observation["observation"]) is None
     assert ObservationReader(2).read(observation["observation"]) == \
         ObservationReader(2, 1).read(observation["observation"])
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7])
+def test_the_engine_states_move_is_the_observations_move(players):
+    """``state_action`` (what mc's rollouts call on an engine state) plays the move the
+    agent plays from the observation of the same position, whoever is to move, at every
+    table size: each seat's hand size and each opponent's refused suits read in turn
+    order from the mover."""
+    from agents.heuristic import state_action
+
+    env = pis_yedili_v0.raw_env(num_players=players)
+    agent = HeuristicAgent(num_players=players)
+    compared = 0
+    for seed in range(8):
+        env.reset(seed=seed)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            move = agent.act(obs)
+            assert state_action(env.game, agent.table) == move, (seed, compared)
+            compared += 1
+            env.step(move)
+    assert compared >= 50  # the decisions of 8 deals (a 7-player deal is short)
