@@ -94,6 +94,20 @@ def test_with_the_stock_short_points_outweigh_keeping_a_suit_to_follow():
     assert move(heuristic(7, big_table=False), state) == "5D"
 
 
+def test_the_short_stock_multiplies_the_bots_own_weight_of_points():
+    """The pressure scales ``Params.shed``, whatever it is: half the default weight of
+    points, doubled at a stock of three, still keeps the suit to follow; twice the default
+    weight sheds the 9 from a stock of six, where the pressure is 0.4 (the old play and the
+    default weights keep the suit there)."""
+    hand = ("8C", "AC", "5D", "10D", "9H", "3S")
+    half, double = Params(shed=0.5), Params(shed=2.0)
+    assert move(HeuristicAgent(7, params=half), position(7, hand, "5H", stock=3)) == "5D"
+    assert move(HeuristicAgent(7, params=double), position(7, hand, "5H", stock=6)) == "9H"
+    assert move(HeuristicAgent(7, params=double, big_table=False),
+                position(7, hand, "5H", stock=6)) == "5D"
+    assert move(heuristic(7), position(7, hand, "5H", stock=6)) == "5D"
+
+
 @pytest.mark.parametrize("variant", sorted(HELD_OUT))
 def test_the_held_out_variants_play_with_the_big_tables_play_off(variant):
     """The evaluation set does not change: the variants' weights have the switch off, and
