@@ -14,9 +14,10 @@ mean share over the evaluation-set bots, with a normal interval over decks, as
 
 Every figure depends only on the bot, the sizes, ``seed``, ``decks`` and ``matches``:
 the tournament seeds every deal on its own, whatever the workers or the backend. That is
-also why a card can be played in pieces: with a ``checkpoint`` file, every finished stage
-(one table size, one mode) is written to it, and a later call with the same settings
-plays only the stages it lacks (a ``search`` card takes hours; its job may be killed).
+also why a card can be played in pieces: with a ``checkpoint`` file, every finished table
+(the bot against one reference bot at one size and mode) is written to it, and a later
+call with the same settings plays only the tables it lacks (a ``search`` card takes
+hours; its job may be killed).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.bench.field import REFERENCE_FIELD, FieldPlay, play_field
+from agents.bench.field import REFERENCE_FIELD, FieldPlay, TablePlay, play_field
 from agents.bench.rating import fit_rating, load_reference, reference_ratings
 from agents.panel import EVALUATION_SET
 from agents.tournament.stats import bootstrap_mean_ci, mean_ci, wilson_interval
@@ -110,15 +111,38 @@ def _load_checkpoint(checkpoint: str | Path | None,
 
 
 def _save_checkpoint(path: Path, settings: Mapping[str, Any], done: Sequence[str],
-                     sizes: Mapping[str, Any], elapsed: float) -> None:
-    """Write the played stages, atomically (a job killed while writing keeps the old
-    file)."""
+                     sizes: Mapping[str, Any], pieces: Mapping[str, Any],
+                     elapsed: float) -> None:
+    """Write the played stages and the finished tables of unfinished ones, atomically (a
+    job killed while writing keeps the old file)."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"format": CHECKPOINT_FORMAT, "settings": dict(settings),
-                               "stages": list(done), "sizes": sizes,
+                               "stages": list(done), "sizes": sizes, "tables": pieces,
                                "elapsed_s": round(elapsed, 1)}, indent=1) + "\n",
                    encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _kept(played: TablePlay) -> dict[str, Any]:
+    """A finished table as the checkpoint keeps it (JSON floats read back exactly)."""
+    return {"wins": played.wins.tolist(), "games": played.games.tolist(),
+            "charges": played.charges.tolist(), "truncated": played.truncated}
+
+
+def _stage_play(tables: Mapping[str, Any], bot: str, field: Sequence[str], n: int,
+                count: int, seed: int, num_deals: int) -> FieldPlay:
+    """One stage's ``FieldPlay`` from its finished tables (each member's, as kept)."""
+    for m in field:
+        if any(len(tables[m][key]) != count for key in ("wins", "games", "charges")):
+            raise ValueError(f"a kept table of {bot} against {m} does not hold {count} "
+                             "decks: delete the partial card")
+    figures = {key: {bot: {m: np.asarray(tables[m][key], dtype=float) for m in field}}
+               for key in ("wins", "games", "charges")}
+    return FieldPlay(bots=[bot], members=list(field), num_players=n, decks=count,
+                     seed=seed, num_deals=num_deals, wins=figures["wins"],
+                     games=figures["games"], charges=figures["charges"],
+                     truncated=sum(tables[m]["truncated"] for m in field), elapsed_s=0.0,
+                     workers=0)
 
 
 def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_BUDGET[0],
@@ -129,8 +153,9 @@ def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_
               checkpoint: str | Path | None = None) -> dict[str, Any]:
     """Play the card of ``spec`` (``{n}`` in it: the table size) and return its figures
     (what ``--json`` writes). ``matches`` defaults to :func:`default_matches`; 0 plays no
-    matches. ``checkpoint``: a file that keeps the finished stages (one size, one mode);
-    the stages already in it, from a run with the same settings, are not played again."""
+    matches. ``checkpoint``: a file that keeps the finished stages (one size, one mode)
+    and, within a stage, every finished table (the bot against one reference bot); what
+    is in it, from a run with the same settings, is not played again."""
     reference = reference if reference is not None else load_reference()
     matches = default_matches(decks) if matches is None else matches
     field = list(field)
@@ -141,17 +166,38 @@ def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_
     saved = _load_checkpoint(checkpoint, settings)
     done: list[str] = list(saved["stages"])
     out_sizes: dict[str, Any] = saved["sizes"]
-    if done and progress:
-        print(f"resuming from {checkpoint}: {len(done)} of {len(stages)} stages already "
-              "played", file=sys.stderr)
+    tables: dict[str, dict[str, Any]] = saved.get("tables", {})
     todo = [s for s in stages if f"{s[0]}x{s[1]}" not in done]
-    bar = _card_progress(sum(len(field) * n * nd * count for n, nd, count in todo), progress)
+    if (done or tables) and progress:
+        print(f"resuming from {checkpoint}: {len(done)} of {len(stages)} stages and "
+              f"{sum(len(t) for t in tables.values())} tables of the others already played",
+              file=sys.stderr)
     start = time.perf_counter()
+
+    def save() -> None:
+        if checkpoint is not None:
+            _save_checkpoint(Path(checkpoint), settings, done, out_sizes, tables,
+                             saved["elapsed_s"] + time.perf_counter() - start)
+
+    bar = _card_progress(sum((len(field) - len(tables.get(f"{n}x{nd}", {}))) * n * nd * count
+                             for n, nd, count in todo), progress)
     try:
         for n, num_deals, count in todo:
-            bot = spec.replace("{n}", str(n))
-            played = play_field([bot], field, n, count, seed, workers, progress,
-                                num_deals=num_deals, backend=backend, address=address)
+            bot, stage = spec.replace("{n}", str(n)), f"{n}x{num_deals}"
+            kept = tables.setdefault(stage, {})
+
+            def keep(_bot: str, member: str, played: TablePlay, kept=kept,
+                     deals=n * num_deals * count) -> None:
+                kept[member] = _kept(played)
+                save()
+                bar.update(deals)
+
+            missing = [m for m in field if m not in kept]
+            if missing:
+                play_field([bot], field, n, count, seed, workers, progress,
+                           num_deals=num_deals, backend=backend, address=address,
+                           pairs=[(bot, m) for m in missing], on_table=keep)
+            played = _stage_play(kept, bot, field, n, count, seed, num_deals)
             entry = out_sizes.setdefault(str(n), {"bot": bot})
             figures = mode_figures(played, bot)
             if num_deals == 1:
@@ -165,11 +211,9 @@ def make_card(spec: str, sizes: Sequence[int] = (2, 3, 4), decks: int = DEFAULT_
                 entry["deals"] = figures
             else:
                 entry["matches"] = figures
-            done.append(f"{n}x{num_deals}")
-            if checkpoint is not None:
-                _save_checkpoint(Path(checkpoint), settings, done, out_sizes,
-                                 saved["elapsed_s"] + time.perf_counter() - start)
-            bar.update(len(field) * n * num_deals * count)
+            done.append(stage)
+            del tables[stage]
+            save()
     finally:
         bar.close()
     out_sizes = {str(n): out_sizes[str(n)] for n in sizes}

@@ -4,7 +4,7 @@ Bad input (an unknown bot, a table size the bot cannot sit at, a size outside 2.
 decks, an output that cannot be written) is one line on stderr and exit code 2, before
 anything is played: a card can take a quarter of an hour, and a typo should not cost it.
 With ``--json OUT`` a killed card is resumed by running the same command again
-(``OUT.partial`` keeps the finished stages; a partial card of other settings is an error).
+(``OUT.partial`` keeps the finished tables; a partial card of other settings is an error).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(a fast bot's card in under 2 minutes on 2 cores)")
     p.add_argument("--json", metavar="OUT", default=None,
                    help="also write the card's figures; while it plays, OUT.partial keeps "
-                   "the finished stages, and the same command run again goes on from them")
+                   "the finished tables, and the same command run again goes on from them")
     p.add_argument("--plot", metavar="PNG", default=None, help="also draw the card")
     p.add_argument("--workers", type=positive_int, default=None,
                    help="processes, >= 1 (default: all cores; with --backend ray: tasks in "
@@ -128,7 +128,7 @@ def check_output(path: str | None, flag: str) -> None:
 
 
 def partial_path(json_out: str | None) -> str | None:
-    """Where a card written to ``--json OUT`` keeps its finished stages while it plays
+    """Where a card written to ``--json OUT`` keeps its finished tables while it plays
     (``OUT.partial``): the same command, run again after a kill, goes on from there."""
     return None if json_out is None else json_out + ".partial"
 

@@ -13,7 +13,7 @@ need one figure per (bot, member) table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,25 @@ def table_charges(table_result: TableResult, bot: str) -> np.ndarray:
 
 
 @dataclass
+class TablePlay:
+    """One (bot, member) table read for the bot: its wins (shared wins ``1/w``), valid
+    seat-deals and summed charges per deck, [D] each, and the table's truncated
+    seat-deals."""
+
+    wins: np.ndarray
+    games: np.ndarray
+    charges: np.ndarray
+    truncated: int
+
+
+def table_play(table_result: TableResult, bot: str) -> TablePlay:
+    """A finished table's :class:`TablePlay` for the agent labelled ``bot``."""
+    wins, games = table_shares(table_result, bot)
+    return TablePlay(wins, games, table_charges(table_result, bot),
+                     int((table_result.reasons == TRUNCATED).sum()))
+
+
+@dataclass
 class FieldPlay:
     """Per-deck figures of every (bot, member) table, keyed by the specs as given:
     ``wins[bot][member]`` (shared wins ``1/w``), ``games`` (valid seat-deals) and
@@ -84,11 +103,15 @@ def play_field(bots: Sequence[str], members: Sequence[str], num_players: int = 2
                decks: int = 200, seed: int = 0, workers: int | None = 2,
                progress: bool = True, num_deals: int = 1, backend: str = "local",
                address: str | None = None,
-               pairs: Sequence[tuple[str, str]] | None = None) -> FieldPlay:
+               pairs: Sequence[tuple[str, str]] | None = None,
+               on_table: Callable[[str, str, TablePlay], None] | None = None) -> FieldPlay:
     """Play every bot against ``num_players - 1`` copies of every member, all tables in
     one tournament (the same ``decks`` decks from ``seed`` at every table, each under
     every rotation); ``num_deals > 1`` plays ``decks`` matches of that many deals (the
-    tournament's match mode). ``pairs`` (``(bot, member)``) plays only those tables."""
+    tournament's match mode). ``pairs`` (``(bot, member)``) plays only those tables; a
+    table's results do not depend on the other tables played beside it (every deal and
+    seat is seeded on its own). ``on_table(bot, member, table_play)`` is called as each
+    table finishes (a long run can keep them)."""
     specs = list(bots) + list(members)
     labels = agent_labels(specs)
     bot_labels, member_labels = labels[:len(bots)], labels[len(bots):]
@@ -101,22 +124,25 @@ def play_field(bots: Sequence[str], members: Sequence[str], num_players: int = 2
     rules: dict[str, Any] = {"num_players": num_players}
     if num_deals != 1:
         rules["num_deals"] = num_deals
+    finished = None if on_table is None else \
+        (lambda t, table_result: on_table(chosen[t][1], chosen[t][3],
+                                          table_play(table_result, chosen[t][0])))
     result = run_tournament(specs, num_players=num_players, deals=decks, seed=seed,
                             rules=rules, workers=workers, progress=progress, tables=tables,
-                            backend=backend, address=address)
+                            backend=backend, address=address, on_table=finished)
     wins: dict[str, dict[str, np.ndarray]] = {}
     games: dict[str, dict[str, np.ndarray]] = {}
     charges: dict[str, dict[str, np.ndarray]] = {}
     for tr, (b, bot_spec, _, member) in zip(result.table_results, chosen):
-        w, g = table_shares(tr, b)
-        wins.setdefault(bot_spec, {})[member] = w
-        games.setdefault(bot_spec, {})[member] = g
-        charges.setdefault(bot_spec, {})[member] = table_charges(tr, b)
+        played = table_play(tr, b)
+        wins.setdefault(bot_spec, {})[member] = played.wins
+        games.setdefault(bot_spec, {})[member] = played.games
+        charges.setdefault(bot_spec, {})[member] = played.charges
     return FieldPlay(bots=list(bots), members=list(members), num_players=num_players,
                      decks=decks, seed=seed, num_deals=num_deals, wins=wins, games=games,
                      charges=charges, truncated=result.truncated,
                      elapsed_s=result.elapsed_s, workers=result.workers)
 
 
-__all__ = ["REFERENCE_FIELD", "TABLE_SIZES", "FieldPlay", "play_field", "table_charges",
-           "table_shares"]
+__all__ = ["REFERENCE_FIELD", "TABLE_SIZES", "FieldPlay", "TablePlay", "play_field",
+           "table_charges", "table_play", "table_shares"]

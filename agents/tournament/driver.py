@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ def run_tournament(
     tables: Sequence[Sequence[str]] | None = None,
     backend: str = "local",
     address: str | None = None,
+    on_table: Callable[[int, TableResult], None] | None = None,
 ) -> TournamentResult:
     """Play a duplicate-deal tournament; see the module docstring.
 
@@ -63,6 +64,10 @@ def run_tournament(
             ``agents.tournament.ray_backend``; the same results). With ``"ray"``, ``workers``
             caps the tasks in flight (default: the cluster's CPUs).
         address: the Ray cluster (default ``RAY_ADDRESS``, else a local Ray).
+        on_table: called with a table's index (in ``tables``' order) and its
+            ``TableResult`` as soon as every deal of that table is played, in the calling
+            process: a run of hours can keep each finished table (``pis-bench`` resumes a
+            killed card from them).
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
@@ -125,6 +130,9 @@ def run_tournament(
         for start in range(0, deals, chunk)
     ]
     workers = min(workers, len(tasks))
+    chunks_left = [0] * len(lineups)
+    for t, _, _ in tasks:
+        chunks_left[t] += 1
     charges = [np.zeros((deals, n, n), np.int32) for _ in lineups]
     winners = [np.zeros((deals, n, n), bool) for _ in lineups]
     reasons = [np.zeros((deals, n), np.uint8) for _ in lineups]
@@ -134,6 +142,10 @@ def run_tournament(
                        "match" if rules_dict.get("num_deals", 1) > 1 else "deal")
     start_time = time.perf_counter()
 
+    def table_result(t: int) -> TableResult:
+        return TableResult(lineup=lineups[t], seating=seatings[t], charges=charges[t],
+                           winners=winners[t], reasons=reasons[t], decisions=decisions[t])
+
     def store(out) -> None:
         t, start, c, w, rs, dc = out
         stop = start + c.shape[0]
@@ -142,6 +154,9 @@ def run_tournament(
         reasons[t][start:stop] = rs
         decisions[t][start:stop] = dc
         bar.update(c.shape[0])
+        chunks_left[t] -= 1
+        if on_table is not None and chunks_left[t] == 0:
+            on_table(t, table_result(t))
 
     try:
         if session is not None:
@@ -167,11 +182,7 @@ def run_tournament(
             session.close()
     elapsed = time.perf_counter() - start_time
 
-    results = [
-        TableResult(lineup=lineups[t], seating=seatings[t], charges=charges[t],
-                    winners=winners[t], reasons=reasons[t], decisions=decisions[t])
-        for t in range(len(lineups))
-    ]
+    results = [table_result(t) for t in range(len(lineups))]
     stats, h2h, ratings, truncated = summarize(labels, specs, results, deals)
     played = [lab for lab in labels if any(lab in lineup for lineup in lineups)]
     all_decisions = np.concatenate([d.ravel() for d in decisions])

@@ -1,5 +1,5 @@
 """A card played in pieces: a killed ``pis-bench`` goes on from its finished stages and
-gives the card an uninterrupted run gives."""
+tables and gives the card an uninterrupted run gives."""
 
 import json
 
@@ -47,6 +47,76 @@ def test_a_killed_card_plays_only_its_missing_stages_and_gives_the_same_figures(
     resumed = make_card("heuristic", checkpoint=partial, **SETTINGS)
     assert played == [(2, 4), (3, 4)]
     assert _figures(resumed) == _figures(whole)
+
+
+def _kill_after_tables(monkeypatch, tables):
+    """play_field whose run is killed once ``tables`` tables are finished (and kept);
+    returns the (size, deals, members) each call was asked to play."""
+    real, asked, kept = REAL_PLAY, [], []
+
+    def play(bots, field, n, count, seed, workers, progress, num_deals=1, pairs=None,
+             on_table=None, **kw):
+        asked.append((n, num_deals, [m for _, m in pairs]))
+
+        def keep(bot, member, played):
+            on_table(bot, member, played)
+            kept.append(member)
+            if len(kept) == tables:
+                raise KeyboardInterrupt
+
+        return real(bots, field, n, count, seed, workers, progress, num_deals=num_deals,
+                    pairs=pairs, on_table=keep, **kw)
+
+    monkeypatch.setattr(card_module, "play_field", play)
+    return asked
+
+
+def test_a_card_killed_within_a_stage_plays_only_its_missing_tables(tmp_path, monkeypatch):
+    field = ["random", "greedy", "held_out"]
+    settings = {**SETTINGS, "field": field, "decks": 4}
+    whole = make_card("heuristic", **settings)
+    partial = tmp_path / "card.json.partial"
+    asked = _kill_after_tables(monkeypatch, 4)  # the 2-player stage and one table more
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **settings)
+    assert asked == [(2, 1, field), (3, 1, field)]
+    saved = json.loads(partial.read_text())
+    assert saved["stages"] == ["2x1"] and list(saved["tables"]) == ["3x1"]
+    assert list(saved["tables"]["3x1"]) == ["random"]
+    asked = _kill_after_tables(monkeypatch, 99)
+    resumed = make_card("heuristic", checkpoint=partial, **settings)
+    assert asked == [(3, 1, ["greedy", "held_out"]), (2, 4, field), (3, 4, field)]
+    assert _figures(resumed) == _figures(whole)
+    assert json.loads(partial.read_text())["tables"] == {}
+
+
+def test_a_partial_card_of_finished_stages_only_resumes(tmp_path, monkeypatch):
+    """A partial card kept before tables were kept (stages only) goes on too."""
+    partial = tmp_path / "card.json.partial"
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **SETTINGS)
+    saved = json.loads(partial.read_text())
+    del saved["tables"]
+    partial.write_text(json.dumps(saved))
+    played = _interrupt_after(monkeypatch, 99)
+    resumed = make_card("heuristic", checkpoint=partial, **SETTINGS)
+    assert played == [(3, 1), (2, 4), (3, 4)]
+    monkeypatch.setattr(card_module, "play_field", REAL_PLAY)
+    assert _figures(resumed) == _figures(make_card("heuristic", **SETTINGS))
+
+
+def test_a_kept_table_of_another_size_is_refused(tmp_path, monkeypatch):
+    partial = tmp_path / "card.json.partial"
+    _kill_after_tables(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **SETTINGS)
+    saved = json.loads(partial.read_text())
+    saved["tables"]["2x1"]["random"]["games"].append(2.0)
+    partial.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="a kept table of heuristic against random does "
+                                         "not hold 3 decks: delete the partial card"):
+        make_card("heuristic", checkpoint=partial, **SETTINGS)
 
 
 def test_a_partial_card_of_other_settings_is_refused_before_any_play(tmp_path, monkeypatch):

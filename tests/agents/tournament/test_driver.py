@@ -3,7 +3,8 @@ on one-deal tournaments that take a moment: its refusals word for word, the form
 agent entry and a spec's kind, the agents a ``tables`` list names (a ``--table`` entry
 that names none or several refused), the spec check before any game, the fields of the
 result, the worker count (on Linux and off it), the progress bar's total, the in-process
-worker's state put back, and how a seat is built for a table of one deal or of a match."""
+worker's state put back, each finished table handed over, and how a seat is built for a
+table of one deal or of a match."""
 
 from __future__ import annotations
 
@@ -518,3 +519,25 @@ def test_a_match_bot_at_a_one_deal_table_is_built_again_for_single_deals(spec):
     bot = build_seat(spec, 3, 17, 1)
     assert (bot.num_players, bot.num_deals, bot.seed_given) == (3, 1, 17)
     assert bot.style == ("bold" if "style" in str(spec) else "plain")
+
+
+def test_each_finished_table_is_handed_over_once_whole_as_soon_as_it_is_played(
+        monkeypatch):
+    handed, chunks = [], []
+    real_chunk = driver.play_chunk
+    monkeypatch.setattr(driver, "play_chunk", lambda task: chunks.append(task) or real_chunk(task))
+
+    def on_table(t, table):
+        # a copy: a table handed over before its last chunk would be filled in later
+        handed.append((t, table.lineup, table.charges.copy(), table.winners.copy(),
+                       table.reasons.copy(), len(chunks)))
+
+    tables = [["heuristic", "random"], ["greedy", "heuristic"], ["random", "greedy"]]
+    # 20 deals of 3 tables on one worker: chunks of ceil(60 / 8) = 8 deals, 3 per table
+    result = play(["heuristic", "greedy", "random"], deals=20, tables=tables,
+                  on_table=on_table)
+    assert [(t, lineup) for t, lineup, *_ in handed] == list(enumerate(tables))
+    assert [played for *_, played in handed] == [3, 6, 9]  # each on its last chunk
+    for (_, _, charges, winners, reasons, _), final in zip(handed, result.table_results):
+        assert (charges == final.charges).all() and (winners == final.winners).all()
+        assert (reasons == final.reasons).all() and winners.sum(axis=2).min() >= 1
