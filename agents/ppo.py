@@ -44,6 +44,9 @@ POLICY_FORMAT = "pis-yedili-ppo-policy"
 FORMAT_VERSION = 1
 #: The metadata member of an SB3 archive.
 META_NAME = "pis_yedili.json"
+#: The shipped network of a table size: what ``agents.make("ppo", num_players=n)`` plays
+#: without a path.
+DEFAULT_PATH = "models/ppo_{n}p.zip"
 #: Input features a policy may be trained on (concatenated in this order).
 FEATURES = ("obs", "mask")
 ACTIVATIONS = ("tanh", "relu")
@@ -280,6 +283,21 @@ def _shipped_policies() -> list[str]:
     return [n for n in shipped_names("model") if n.startswith("ppo_")]
 
 
+def default_policy(num_players: int) -> str:
+    """The shipped network of a ``num_players`` table (``DEFAULT_PATH``), or a
+    ``ValueError`` naming the sizes that have one."""
+    from pis_env.shipped import resolve
+
+    path = DEFAULT_PATH.format(n=num_players)
+    if resolve(path, "model").is_file():
+        return path
+    sizes = sorted({int(name[4:-1]) for name in _shipped_policies()
+                    if name[4:-1].isdigit() and name == f"ppo_{name[4:-1]}p"})
+    raise ValueError(f'"ppo": no shipped network for {num_players} players (shipped for '
+                     f'{", ".join(map(str, sizes)) or "none"}); give path= to a policy file, '
+                     f'e.g. agents.make("ppo", path="runs/ppo_{num_players}p/policy.zip")')
+
+
 def _is_sb3_archive(p: Path) -> bool:
     """An SB3 archive (``data``/``policy.pth`` members), not a torch.save zip."""
     if not zipfile.is_zipfile(p):
@@ -424,7 +442,10 @@ def load_policy(path: str | Path, num_players: int | None = None,
 class PPOAgent(Agent):
     """A trained policy (``train/sb3/run.py``, or any SB3 (Maskable)PPO ``MlpPolicy`` of the
     gymnasium views: ``sb3_metadata``) from a ``.zip`` or weights-only ``.pt`` file, at
-    the table of ``num_players`` and ``num_deals``, by default the file's.
+    the table of ``num_players`` and ``num_deals``, by default the file's. Without a
+    ``path`` it plays the shipped network of its table size (``DEFAULT_PATH``:
+    ``models/ppo_2p.zip`` at 2 players, ``ppo_4p.zip`` at 4); a size without one is a
+    ``ValueError`` naming the sizes that have one.
 
     A network trained on single deals (``num_deals=1``, the shipped ones) plays at a match
     table of any length: each observation is cut down to the deal observation it was
@@ -445,8 +466,7 @@ class PPOAgent(Agent):
                  num_deals: int | None = None, seed: int | None = None,
                  deterministic: bool = True):
         if path is None:
-            raise ValueError('the "ppo" agent needs path= to a policy file, e.g. '
-                             'agents.make("ppo", path="models/ppo_2p.zip")')
+            path = default_policy(2 if num_players is None else num_players)
         # The table defaults to the file's (an SB3 archive saved elsewhere: one deal).
         meta, state = read_policy(path, num_players, num_deals)
         num_players = int(meta["num_players"]) if num_players is None else num_players

@@ -201,11 +201,21 @@ def test_load_policy_checks_the_table_it_is_given():
         load_policy(V3, 2, 4)
 
 
-def test_the_ppo_bot_needs_a_path_and_keeps_its_seed_and_table():
-    with pytest.raises(ValueError) as err:
-        agents.make("ppo")
-    assert str(err.value) == ('the "ppo" agent needs path= to a policy file, e.g. '
-                              'agents.make("ppo", path="models/ppo_2p.zip")')
+def test_without_a_path_the_ppo_bot_plays_the_shipped_network_of_its_table_size():
+    assert agents.make("ppo").path == agents.make("ppo", num_players=2).path == \
+        "models/ppo_2p.zip"
+    bot = agents.make("ppo", num_players=4)
+    assert (bot.path, bot.num_players) == ("models/ppo_4p.zip", 4)
+    assert load_policy(bot.path).input_size == bot.policy.input_size
+    for n in (3, 5, 6, 7):
+        with pytest.raises(ValueError) as err:
+            agents.make("ppo", num_players=n)
+        assert str(err.value) == (
+            f'"ppo": no shipped network for {n} players (shipped for 2, 4); give path= to '
+            f'a policy file, e.g. agents.make("ppo", path="runs/ppo_{n}p/policy.zip")')
+
+
+def test_the_ppo_bot_keeps_its_seed_and_table():
     bot = agents.make("ppo", path=str(V3), num_deals=4, seed=3)
     assert bot.path == str(V3) and bot.num_deals == 4 and bot.num_players == 2
     assert bot.deal_view is not None and len(bot.deal_view) == Layout.of(2, 1, 0).size
