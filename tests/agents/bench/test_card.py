@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.bench.card import format_card, mode_figures
+from agents.bench.card import format_card, make_card, mode_figures
 from agents.bench.field import REFERENCE_FIELD, TABLE_SIZES, FieldPlay
 from agents.panel import EVALUATION_SET
 from agents.tournament.matches import build_seat
@@ -93,3 +93,12 @@ def test_the_panel_benchmark_reads_tables_with_the_cards_code():
 
     assert panel.table_shares is field.table_shares
     assert panel.play_field is field.play_field
+
+
+def test_a_card_is_played_on_the_decks_of_seed_0_unless_told():
+    settings = dict(sizes=(2,), decks=4, matches=0, progress=False, field=["greedy"],
+                    workers=1)
+    default = make_card("heuristic", **settings)
+    assert default["seed"] == 0
+    assert default["sizes"] == make_card("heuristic", seed=0, **settings)["sizes"]
+    assert default["sizes"] != make_card("heuristic", seed=1, **settings)["sizes"]

@@ -147,3 +147,31 @@ def test_the_command_resumes_from_json_partial_and_removes_it_when_done(
     assert out.exists() and not (tmp_path / "card.json.partial").exists()
     assert json.loads(out.read_text())["sizes"]["2"]["matches"]["refs"]["random"]["games"] == 2
     capsys.readouterr()
+
+
+class _Clock:
+    """A clock that moves 12.37 s at every reading."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.now += 12.37
+        return self.now
+
+
+def test_the_time_of_a_card_played_in_pieces_adds_up_its_runs(tmp_path, monkeypatch):
+    """The partial keeps the time played so far, to a tenth of a second, and the resumed
+    card adds its own: a card's ``elapsed_s`` is the time of all its runs."""
+    clock = _Clock()
+    monkeypatch.setattr(card_module, "time", clock)
+    partial = tmp_path / "card.json.partial"
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **SETTINGS)
+    # readings: the start, then one per kept table (2) and one after the stage
+    assert json.loads(partial.read_text())["elapsed_s"] == 37.1  # round(3 * 12.37, 1)
+    _interrupt_after(monkeypatch, 99)
+    resumed = make_card("heuristic", checkpoint=partial, **SETTINGS)
+    # three stages of two tables: 9 readings after the start, then the card's own
+    assert resumed["elapsed_s"] == round(37.1 + 10 * 12.37, 1)
