@@ -183,10 +183,11 @@ class LabelJob:
     picklable value that ``map_chunks`` sends to a worker with the chunk's game range.
 
     ``seed`` and ``iteration`` seed every game; ``rules`` the table (``pis_env`` options);
-    ``policy`` the network's policy file; ``opponents`` the mix the other seats are drawn
-    from (``self``: the network); ``labeller`` the search's keywords (``agents.search``);
-    ``sample`` whether the network samples; ``win_bonus`` and ``gamma`` shape ``returns``;
-    ``target`` and ``margin`` the label; ``env_version`` the table's observation layout."""
+    ``policy`` the network's policy file (or a bot's spec); ``opponents`` the mix the
+    other seats are drawn from (``self``: the network); ``labeller`` the search's
+    keywords (``agents.search``); ``sample`` whether the network samples; ``win_bonus``
+    and ``gamma`` shape ``returns``; ``target`` and ``margin`` the label; ``env_version``
+    the table's observation layout."""
 
     seed: int
     iteration: int
@@ -206,13 +207,23 @@ class LabelJob:
         return json.loads(json.dumps(asdict(self)))
 
 
+def policy_is_file(policy: str) -> bool:
+    """Whether a labelling job's ``policy`` is a network's file (else a bot's spec)."""
+    from agents.ppo import resolve_path
+
+    return resolve_path(policy).is_file()
+
+
 def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
     """Games ``start..stop-1`` of ``job`` (its iteration), labelled by the search.
 
     Game ``g`` deals the tournament's duplicate deck ``(seed * 1000 + iteration, g)``;
     the network (``policy``, a saved policy file) sits in seat ``g % n`` and the other
     seats get bots drawn from ``opponents``, every seed drawn from ``(seed, iteration,
-    g)``. Returns, per decision of the network with more than one legal action:
+    g)``. A ``policy`` that names no file is a bot's spec (``heuristic``: the positions a
+    bot reaches, for a table size without a network yet); it plays that seat as it
+    always does (``sample`` aside) and is its own ``own``. Returns, per decision of the
+    network with more than one legal action:
     ``obs``, ``mask``, ``privileged`` (the hidden cards, for a privileged critic),
     ``search`` (the search's move), ``own`` (the network's argmax), ``behaviour`` (the
     network's move that was played: a sample, or the argmax without ``sample``),
@@ -259,9 +270,14 @@ def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
     env = table_env_class(job.env_version)(**rules)
     names = env.possible_agents
     table = {k: v for k, v in rules.items() if k != "illegal_action"}
-    network = make("ppo", path=job.policy, num_players=n, deterministic=not job.sample)
-    check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(job.policy),
-                 layout_version=job.env_version)
+    is_network = policy_is_file(job.policy)
+    if is_network:
+        network = make("ppo", path=job.policy, num_players=n, deterministic=not job.sample)
+        check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(job.policy),
+                     layout_version=job.env_version)
+    else:  # a bot (a table without a network yet): its own moves, as it plays them
+        network = make_for_table(job.policy, table)
+    own_version = getattr(network, "layout_version", job.env_version)
     encoders: dict = {}
     search = make("search", num_players=n, rules=table, **job.labeller)
     searched = getattr(search, "layout_version", job.env_version)
@@ -282,9 +298,11 @@ def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
                 continue
             name = bot_names[int(rng.choice(len(bot_names), p=weights))]
             bot_seed = int(rng.integers(2**31))
-            if name == "self":
+            if name == "self" and is_network:
                 seats.append(make("ppo", path=job.policy, num_players=n, seed=bot_seed,
                                   deterministic=not job.sample))
+            elif name == "self":
+                seats.append(make_for_table(job.policy, table, seed=bot_seed))
             else:
                 seats.append(make_for_table(name, table, seed=bot_seed))
         network.reset(seed=int(rng.integers(2**31)))
@@ -307,9 +325,11 @@ def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
                 # particle filter reads v1's exact public events)
                 seen = seat_observation(env, s, searched, encoders)
                 label = search.advise(seen)
-                played = network.act(o)
+                played = network.act(o if is_network else
+                                     seat_observation(env, s, own_version, encoders))
                 if int(o["action_mask"].sum()) > 1:
-                    own = network.policy.act(o["observation"], o["action_mask"])
+                    own = (network.policy.act(o["observation"], o["action_mask"])
+                           if is_network else played)
                     values = np.full(NUM_ACTIONS, np.nan, np.float32)
                     stderr = np.full(NUM_ACTIONS, np.nan, np.float32)
                     for a, v in search.last_values.items():

@@ -11,7 +11,8 @@ reads as input (``train.expert.iteration.label_games`` documents the columns and
 unit). The positions are the ones a network reaches: ``models/ppo_2p.zip`` plays one seat,
 sampling its moves, and the other seat is drawn from ``opponents`` (the heuristic, greedy,
 the network itself and styles of the opponent panel's model set; never its evaluation set,
-which is kept for judging the student).
+which is kept for judging the student). At a table size without a network, ``policy``
+names a bot (``heuristic``) and the positions are the ones it reaches.
 
 The run is ``games`` games in chunks of ``GAME_CHUNK``, each chunk a file in ``out_dir``
 (written atomically as soon as it is done; ``label_chunks``). A job may be killed at any
@@ -49,7 +50,7 @@ from train.common.schema import (
     param,
     section,
 )
-from train.expert.iteration import LabelJob, LabellerConfig, label_chunks
+from train.expert.iteration import LabelJob, LabellerConfig, label_chunks, policy_is_file
 
 DEFAULT_CONFIG = shipped_dir("config") / "student_2p.yaml"
 #: The labelling budget: the default search's own (docs/results.md, "A network taught by
@@ -80,7 +81,8 @@ class StudentLabelsConfig:
     rules: dict[str, Any] = mapping({}, "rules options beyond num_players (pis_env "
                                     "keywords)", keys=Rules.keys)
     policy: str = param("models/ppo_2p.zip", "the network that plays one seat (a policy "
-                        "file of env_version's layout)")
+                        "file of env_version's layout), or a bot's spec (heuristic: at a "
+                        "table size without a network)")
     env_version: int = param(0, "the table's observation layout (the network's; the search "
                              "is shown its own)", choices=LAYOUT_VERSIONS)
     opponents: dict[str, float] = param(DEFAULT_OPPONENTS, "the mix the other seats are drawn "
@@ -138,10 +140,14 @@ def job(cfg: StudentLabelsConfig) -> LabelJob:
 
 def run(cfg: StudentLabelsConfig, say=print) -> list[Path]:
     """Labels (or resumes labelling) ``cfg``'s games; returns the chunk files."""
-    from agents.ppo import resolve_path
+    if not policy_is_file(cfg.policy):
+        from agents import make_for_table
 
-    if not resolve_path(cfg.policy).is_file():
-        raise ConfigError(f"policy={cfg.policy}: no such policy file")
+        try:  # a bot's spec: the positions that bot reaches
+            make_for_table(cfg.policy, cfg.rules)
+        except (ValueError, TypeError, ImportError) as e:
+            raise ConfigError(f"policy={cfg.policy}: no such policy file, nor a bot ({e})") \
+                from None
     t0 = time.perf_counter()
     say(f"labelling {cfg.games:,} games with search ({cfg.labeller.rollouts} "
         f"rollouts, {cfg.labeller.determinize}) into {cfg.out_dir}")

@@ -41,6 +41,27 @@ def test_the_command_writes_a_chunk_per_game_range_and_resumes(tmp_path, monkeyp
     assert "labeller" in capsys.readouterr().err
 
 
+def test_at_a_table_without_a_network_a_bot_plays_the_labelled_seat(tmp_path, monkeypatch):
+    """policy=heuristic at 3 players: every labelled position is one the heuristic
+    reached, its move is the one a fresh heuristic makes there, and the search labels it
+    with a belief over both opponents' hands."""
+    from agents.heuristic import HeuristicAgent
+
+    monkeypatch.setattr(EI, "GAME_CHUNK", 3)
+    assert SL.main(small(tmp_path, "num_players=3", "policy=heuristic", "games=3",
+                         "opponents={greedy: 1, self: 1}")) == 0
+    (chunk,) = (tmp_path / "labels").glob("*.npz")
+    with np.load(chunk) as data:
+        assert sorted(set(data["seat"].tolist())) == [0, 1, 2]  # seat g % 3 of game g
+        assert data["belief"].shape == (len(data["action"]), 2 * 52)
+        np.testing.assert_array_equal(data["own"], data["behaviour"])
+        bot = HeuristicAgent(3)
+        moves = [bot.act({"observation": o, "action_mask": m})
+                 for o, m in zip(data["obs"], data["mask"])]
+        np.testing.assert_array_equal(moves, data["behaviour"])
+        assert (data["mask"].sum(axis=1) > 1).all() and len(moves) >= 10
+
+
 def test_the_default_mix_is_the_model_set_and_the_labeller_the_default_search():
     cfg = SL.load_config(SL.DEFAULT_CONFIG)
     assert set(cfg.opponents) - {"self"} <= set(MODEL_SET)
@@ -52,7 +73,7 @@ def test_the_default_mix_is_the_model_set_and_the_labeller_the_default_search():
     (f"opponents={{{EVALUATION_SET[0]}: 1}}", ["evaluation set", EVALUATION_SET[0]]),
     ("opponents={heuristik: 1}", ["unknown bot", "heuristik"]),
     ("games=0", ["games", ">= 1"]),
-    ("policy=nowhere.zip", ["policy", "no such"]),
+    ("policy=nowhere.zip", ["policy", "no such policy file, nor a bot", "nowhere.zip"]),
     ("rules.draw_rule=never", ["rules"]),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, capsys, override, words):
