@@ -102,3 +102,33 @@ def test_a_card_is_played_on_the_decks_of_seed_0_unless_told():
     assert default["seed"] == 0
     assert default["sizes"] == make_card("heuristic", seed=0, **settings)["sizes"]
     assert default["sizes"] != make_card("heuristic", seed=1, **settings)["sizes"]
+
+
+def test_a_card_plays_a_quarter_of_its_decks_as_matches_and_shows_its_progress_unless_told(
+        capsys):
+    card = make_card("heuristic", sizes=(2,), decks=8, field=["greedy"], workers=1)
+    assert card["matches"] == 2
+    assert card["sizes"]["2"]["matches"]["refs"]["greedy"]["games"] == 2 * 2  # rotations
+    # 8 decks x 2 seats + 2 matches x 4 deals x 2 seats
+    assert "card: 32/32 deals (100%)" in capsys.readouterr().err
+    card = make_card("heuristic", sizes=(2,), decks=8, matches=0, field=["greedy"],
+                     workers=1, progress=False)
+    assert card["matches"] == 0 and "matches" not in card["sizes"]["2"]
+    assert capsys.readouterr().err == ""
+
+
+def test_the_rating_is_fitted_against_the_reference_it_is_given():
+    from agents.bench.rating import load_reference
+
+    stored = load_reference()
+    shifted = {**stored, "measured": "another day",
+               "ratings": {n: {bot: r + 100 for bot, r in table.items()}
+                           for n, table in stored["ratings"].items()}}
+    settings = dict(sizes=(2,), decks=4, matches=0, progress=False, field=["greedy"],
+                    workers=1)
+    card = make_card("heuristic", **settings)
+    moved = make_card("heuristic", reference=shifted, **settings)
+    assert moved["sizes"]["2"]["rating"]["rating"] == pytest.approx(
+        card["sizes"]["2"]["rating"]["rating"] + 100)
+    assert moved["reference"]["measured"] == "another day"
+    assert card["reference"]["measured"] == stored["measured"]

@@ -175,3 +175,63 @@ def test_the_time_of_a_card_played_in_pieces_adds_up_its_runs(tmp_path, monkeypa
     resumed = make_card("heuristic", checkpoint=partial, **SETTINGS)
     # three stages of two tables: 9 readings after the start, then the card's own
     assert resumed["elapsed_s"] == round(37.1 + 10 * 12.37, 1)
+
+
+def test_the_partial_card_keeps_the_settings_earlier_versions_wrote(tmp_path, monkeypatch):
+    """The keys of a partial card's settings are a file format: a partial written by an
+    earlier version (a card of hours) must still be recognised as the same run."""
+    from agents.bench.rating import load_reference
+
+    partial = tmp_path / "card.json.partial"
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **SETTINGS)
+    saved = json.loads(partial.read_text())
+    assert saved["format"] == "pis-bench-partial-card"
+    assert saved["settings"] == {"bot": "heuristic", "players": [2, 3], "decks": 3,
+                                 "matches": 1, "seed": 5, "field": FIELD,
+                                 "reference": load_reference()["measured"]}
+
+
+def test_a_resumed_card_says_what_it_goes_on_from(tmp_path, monkeypatch, capsys):
+    partial = tmp_path / "card.json.partial"
+    quiet = {**SETTINGS, "progress": False}
+    loud = {**SETTINGS, "progress": True}
+    _kill_after_tables(monkeypatch, 1)  # one table of the first stage
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **quiet)
+    capsys.readouterr()
+    _kill_after_tables(monkeypatch, 2)  # that stage's other table, then one more
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **loud)
+    assert (f"resuming from {partial}: 0 of 4 stages and 1 tables of the others already "
+            "played\n") in capsys.readouterr().err
+    _kill_after_tables(monkeypatch, 99)
+    make_card("heuristic", checkpoint=partial, **quiet)  # quiet: nothing said
+    assert capsys.readouterr().err == ""
+    partial.unlink()
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **quiet)
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **loud)
+    assert (f"resuming from {partial}: 1 of 4 stages and 0 tables of the others already "
+            "played\n") in capsys.readouterr().err
+
+
+def test_a_stage_read_from_its_kept_tables_is_the_stage_played_whole(tmp_path, monkeypatch):
+    kept = {}
+    whole = REAL_PLAY(["heuristic"], FIELD, 3, 3, 5, 1, False,
+                      on_table=lambda bot, member, played: kept.update(
+                          {member: card_module._kept(played)}))
+    read = card_module._stage_play(json.loads(json.dumps(kept)), "heuristic", FIELD, 3, 3,
+                                   5, 1)
+    for name in ("bots", "members", "num_players", "decks", "seed", "num_deals",
+                 "truncated"):
+        assert getattr(read, name) == getattr(whole, name), name
+    for name in ("wins", "games", "charges"):
+        for member in FIELD:
+            got, want = getattr(read, name)["heuristic"][member], \
+                getattr(whole, name)["heuristic"][member]
+            assert got.dtype == want.dtype and (got == want).all(), (name, member)
