@@ -204,8 +204,12 @@ def test_a_resumed_card_says_what_it_goes_on_from(tmp_path, monkeypatch, capsys)
     _kill_after_tables(monkeypatch, 2)  # that stage's other table, then one more
     with pytest.raises(KeyboardInterrupt):
         make_card("heuristic", checkpoint=partial, **loud)
+    err = capsys.readouterr().err
     assert (f"resuming from {partial}: 0 of 4 stages and 1 tables of the others already "
-            "played\n") in capsys.readouterr().err
+            "played\n") in err
+    # the bar counts the deals left: one table of 3 decks x 2 seats at 2 players, two
+    # tables of 3 x 3 at 3, and the matches (1 x 4 deals, at both sizes, two tables)
+    assert "card: 6/64 deals (9%)" in err
     _kill_after_tables(monkeypatch, 99)
     make_card("heuristic", checkpoint=partial, **quiet)  # quiet: nothing said
     assert capsys.readouterr().err == ""

@@ -69,6 +69,19 @@ def test_the_default_mix_is_the_model_set_and_the_labeller_the_default_search():
     assert cfg.games * 12 >= 280_000  # about 13 labels a game: the 300,000 of issue 61
 
 
+def test_the_three_player_labels_seat_the_heuristic_among_bots_of_the_model_set():
+    from agents import make_for_table
+    from pis_env.shipped import shipped_dir
+
+    cfg = SL.load_config(shipped_dir("config") / "student_3p.yaml")
+    assert (cfg.num_players, cfg.policy, cfg.sample) == (3, "heuristic", False)
+    assert set(cfg.opponents) <= set(MODEL_SET) and sum(cfg.opponents.values()) == \
+        pytest.approx(1.0)
+    for name in cfg.opponents:
+        assert make_for_table(name, cfg.rules).num_players == 3
+    assert (cfg.labeller.rollouts, cfg.labeller.determinize) == (4096, "particles")
+
+
 @pytest.mark.parametrize("override, words", [
     (f"opponents={{{EVALUATION_SET[0]}: 1}}", ["evaluation set", EVALUATION_SET[0]]),
     ("opponents={heuristik: 1}", ["unknown bot", "heuristik"]),
