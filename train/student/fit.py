@@ -86,6 +86,11 @@ class StudentFitConfig:
                              "weights, zero on the marginals, so it first plays as that "
                              "network does (its widths and activation replace hidden and "
                              "activation); null: random weights")
+    features: list[str] = param(["obs", "belief", "mask"], "the network's inputs: the v0 "
+                                "observation, the particle filter's marginals (belief) and "
+                                "the legal mask; without belief the file written is a PPO "
+                                "policy file (agents.make('ppo', path=OUT)) that plays "
+                                "with no filter")
     hidden: list[int] = param([256, 256], "the trunk's layer widths")
     activation: str = param("relu", "the trunk's activation", choices=("relu", "tanh"))
     epochs: int = param(20, "passes over the training labels", ge=1)
@@ -97,7 +102,15 @@ class StudentFitConfig:
     threads: int = param(2, "torch threads", ge=1)
 
 
+#: The inputs a student may read: with the filter's marginals (a student file) or
+#: without them (a PPO policy file).
+FEATURE_SETS = (["obs", "belief", "mask"], ["obs", "mask"])
+
+
 def _check(cfg: StudentFitConfig) -> StudentFitConfig:
+    if list(cfg.features) not in FEATURE_SETS:
+        raise ConfigError(f"features={cfg.features!r}: one of "
+                          + " or ".join(str(f) for f in FEATURE_SETS))
     if not cfg.hidden or any(not isinstance(h, int) or isinstance(h, bool) or h < 1
                              for h in cfg.hidden):
         raise ConfigError(f"hidden={cfg.hidden!r}: a non-empty list of widths >= 1")
@@ -176,10 +189,11 @@ def policy_targets(values: np.ndarray, masks: np.ndarray, search: np.ndarray,
 
 def load_labels(paths: list[Path], cfg: StudentFitConfig,
                 num_players: int) -> dict[str, np.ndarray]:
-    """The chunks as imitation data (``train.common.pretrain.imitate``): ``x`` (v0
-    observation, marginals, mask), ``masks``, ``actions`` (the search's moves),
-    ``targets`` (``policy_targets``), ``returns`` (the search's value / value_scale) and
-    ``values`` (the action values in points, for the regret)."""
+    """The chunks as imitation data (``train.common.pretrain.imitate``): ``x`` (the
+    ``features``: v0 observation, marginals unless left out, mask), ``masks``,
+    ``actions`` (the search's moves), ``targets`` (``policy_targets``), ``returns`` (the
+    search's value / value_scale) and ``values`` (the action values in points, for the
+    regret)."""
     size = Layout.of(num_players, 1, 0).size
     parts: dict[str, list] = {k: [] for k in ("obs", "belief", "mask", "search", "values",
                                               "value")}
@@ -200,8 +214,8 @@ def load_labels(paths: list[Path], cfg: StudentFitConfig,
     prior = None
     if cfg.prior:
         prior = prior_logits(cfg.prior, num_players, a["obs"], masks)
-    return {"x": np.concatenate([a["obs"].astype(np.float32), a["belief"].astype(np.float32),
-                                 masks.astype(np.float32)], axis=1),
+    columns = {"obs": a["obs"], "belief": a["belief"], "mask": masks}
+    return {"x": np.concatenate([columns[f].astype(np.float32) for f in cfg.features], axis=1),
             "masks": masks, "actions": search,
             "targets": policy_targets(a["values"], masks, search, float(cfg.temperature),
                                       prior),
@@ -251,13 +265,15 @@ def make_module(input_size: int, hidden: list[int], activation: str, seed: int =
     return Student()
 
 
-def start_from(path: str, num_players: int) -> tuple[dict, dict[str, np.ndarray]]:
+def start_from(path: str, num_players: int, belief_input: bool = True
+               ) -> tuple[dict, dict[str, np.ndarray]]:
     """``(hidden widths and activation, the student's initial weights)`` from a PPO policy
     file: its actor (``mlp_extractor.policy_net``, ``action_net``) as the trunk and the
     policy head, the first layer's columns placed at the observation's and the mask's
     positions of the student's input and zero on the marginals' (Net2Net's
     function-preserving growth, as ``train.common.checkpoint.widen_to_layout``), so the
-    student's policy head starts as the network's. The value head starts at random."""
+    student's policy head starts as the network's (``belief_input`` false: the
+    network's first layer as it is). The value head starts at random."""
     from agents.ppo import PolicyLoadError, check_layout, read_policy
 
     try:
@@ -269,7 +285,7 @@ def start_from(path: str, num_players: int) -> tuple[dict, dict[str, np.ndarray]
         raise ConfigError(f"init={path}: the student starts from a network whose input is "
                           "the observation and the mask, not normalised")
     obs = Layout.of(num_players, 1, 0).size
-    belief = (num_players - 1) * NUM_CARDS
+    belief = (num_players - 1) * NUM_CARDS if belief_input else 0
     out, idx = {}, 0
     while f"mlp_extractor.policy_net.{idx}.weight" in state:
         w = state[f"mlp_extractor.policy_net.{idx}.weight"]
@@ -318,6 +334,29 @@ def metadata(cfg: StudentFitConfig, job: dict, input_size: int, labels: int) -> 
             "labels": int(labels)}
 
 
+def save_policy(module, cfg: StudentFitConfig, job: dict, labels: int) -> Path:
+    """A student without the marginals as a PPO policy file (the weights-only export that
+    ``agents.make("ppo", path=...)`` reads): the trunk as the actor's layers, the policy
+    head as its output; the value head is left out (``agents.ppo`` plays the actor)."""
+    from agents.ppo import make_metadata
+    from train.common.checkpoint import export_weights
+
+    state = module.state_dict()
+    names = {f"trunk.{i}.{p}": f"mlp_extractor.policy_net.{i}.{p}"
+             for i in range(0, 2 * len(cfg.hidden), 2) for p in ("weight", "bias")}
+    names.update({"policy.weight": "action_net.weight", "policy.bias": "action_net.bias"})
+    meta = make_metadata(rules=dict(job["rules"]), net_arch={"pi": list(cfg.hidden),
+                                                             "vf": []},
+                         activation=cfg.activation, features=["obs", "mask"],
+                         layout_version=0,
+                         extra={"student": {"labels": int(labels),
+                                            "labeller": dict(job["labeller"]),
+                                            "temperature": float(cfg.temperature),
+                                            "init": cfg.init, "prior": cfg.prior}})
+    export_weights({names[k]: v for k, v in state.items() if k in names}, meta, Path(cfg.out))
+    return Path(cfg.out)
+
+
 def save_student(module, meta: dict, path: str | Path) -> Path:
     """The weights-only student file (``agents.student.read_student`` reads it)."""
     from agents.common.weights_file import save_weights_file
@@ -362,11 +401,13 @@ def run(cfg: StudentFitConfig, say=print) -> dict:
     say(f"student: {count:,} training labels from {len(train_paths)} chunk(s), "
         f"{len(val['actions']):,} held out ({len(held_paths)} chunk(s)); input {size}, "
         f"hidden {cfg.hidden}, temperature {cfg.temperature:g} points")
+    belief_input = "belief" in cfg.features
     if cfg.init:
-        arch, weights = start_from(cfg.init, n)
+        arch, weights = start_from(cfg.init, n, belief_input)
         cfg = replace(cfg, **arch)
         say(f"student: starting from {cfg.init}'s actor ({arch['hidden']}, "
-            f"{arch['activation']}; zero weights on the marginals)")
+            f"{arch['activation']}"
+            + ("; zero weights on the marginals)" if belief_input else ")"))
     module = make_module(size, cfg.hidden, cfg.activation, cfg.seed)
     if cfg.init:
         own = module.state_dict()
@@ -382,7 +423,8 @@ def run(cfg: StudentFitConfig, say=print) -> dict:
            "val_agreement": held["accuracy"], "val_value_loss": held["value_loss"],
            "val_cross_entropy": held["cross_entropy"], "val_regret": regret(module, val),
            "train_agreement": stats["accuracy"]}
-    path = save_student(module, metadata(cfg, job, size, count), cfg.out)
+    path = (save_student(module, metadata(cfg, job, size, count), cfg.out) if belief_input
+            else save_policy(module, cfg, job, count))
     checkpoint.remove()
     say(f"held out: agreement with the search's move {out['val_agreement']:.1%}, value loss "
         f"{out['val_value_loss']:.4f} ((value / {cfg.value_scale:g})^2), regret "
@@ -418,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 __all__ = ["CONFIG", "StudentFitConfig", "load_config", "load_labels", "main", "make_module",
-           "policy_targets", "prior_logits", "read_job", "regret", "run", "save_student",
+           "policy_targets", "prior_logits", "read_job", "regret", "run", "save_policy",
+           "save_student",
            "split_chunks", "start_from"]
 
 if __name__ == "__main__":

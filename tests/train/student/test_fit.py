@@ -131,6 +131,26 @@ def test_the_fit_command_learns_and_writes_a_student_the_bot_plays(tmp_path, cap
     assert obs["action_mask"][bot.act(obs)] == 1
 
 
+def test_without_the_marginals_the_fit_writes_a_ppo_policy_that_learnt_the_search(tmp_path):
+    """features=[obs, mask]: the file is a PPO policy (no filter at play time) whose moves
+    on held-out positions are the search's far above chance (3 to 6 legal moves)."""
+    from agents.ppo import load_policy
+
+    labels = synthetic_labels(tmp_path / "labels")
+    out = tmp_path / "policy.pt"
+    assert F.main(["--labels", str(labels), "--out", str(out), "--epochs", "6", *ALONE,
+                   "features=[obs,mask]", "hidden=[64]", "val_chunks=2", "batch_size=50",
+                   "temperature=25", "learning_rate=0.003", "threads=1"]) == 0
+    bot = agents.make("ppo", path=str(out), num_players=2)
+    assert bot.meta["features"] == ["obs", "mask"] and bot.policy.input_size == V0 + 58
+    assert bot.meta["student"]["labels"] == 400 and bot.meta["layout_version"] == 0
+    policy = load_policy(out, 2)
+    with np.load(sorted(labels.glob("games_*.npz"))[0]) as held:  # the first: held out
+        moves = [policy.act(o, m) for o, m in zip(held["obs"], held["mask"])]
+        agreement = float(np.mean(np.asarray(moves) == held["search"]))
+    assert agreement > 0.5, agreement  # chance: under 1/3
+
+
 def test_the_fit_command_holds_out_the_first_chunks_and_caps_the_labels(tmp_path):
     labels = synthetic_labels(tmp_path / "labels", chunks=5)
     train, held = F.split_chunks(labels, 2, max_labels=150)
@@ -145,25 +165,32 @@ def test_the_fit_command_refuses_labels_without_the_particle_filter(tmp_path, ca
     assert "determinize='hints'" in err and len(err.splitlines()) == 1
 
 
-def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path):
-    """``init``: the network's actor, zero weights on the marginals; with a vanishing
-    step the student's moves are the network's at every position of a deal."""
+@pytest.mark.parametrize("features", ["[obs,belief,mask]", "[obs,mask]"])
+def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path, features):
+    """``init``: the network's actor, zero weights on the marginals (none without them);
+    with a vanishing step the student's moves are the network's at every position of a
+    deal."""
     labels = synthetic_labels(tmp_path / "labels", chunks=3)
     out = tmp_path / "student.pt"
     assert F.main(["--labels", str(labels), "--out", str(out), "--epochs", "1",
                    "init=models/ppo_2p.zip", "prior=null", "max_labels=null",
-                   "val_chunks=1", "learning_rate=1e-12", "threads=1"]) == 0
-    student = agents.make("student", path=str(out), num_players=2, seed=0)
+                   f"features={features}", "val_chunks=1", "learning_rate=1e-12",
+                   "threads=1"]) == 0
+    student = (agents.make("student", path=str(out), num_players=2, seed=0)
+               if "belief" in features else
+               agents.make("ppo", path=str(out), num_players=2))
     network = agents.make("ppo", path="models/ppo_2p.zip", num_players=2)
     env = pis_yedili_v1.raw_env(num_players=2)
     env.reset(seed=2)
     moves = 0
     while not env.game.deal_over:
         obs = env.observe(env.agent_selection)
-        action = student.act(obs) if env.game.current == 0 else network.act(
-            {"observation": obs["observation"][:V0], "action_mask": obs["action_mask"]})
+        v0 = {"observation": obs["observation"][:V0], "action_mask": obs["action_mask"]}
+        if env.game.current != 0:
+            action = network.act(v0)
+        else:  # the student reads the v1 table's events; a network, the v0 observation
+            action = student.act(obs if "belief" in features else v0)
         if env.game.current == 0 and obs["action_mask"].sum() > 1:
-            v0 = {"observation": obs["observation"][:V0], "action_mask": obs["action_mask"]}
             assert action == network.act(v0)
             moves += 1
         env.step(action)
