@@ -132,3 +132,43 @@ def test_the_rating_is_fitted_against_the_reference_it_is_given():
         card["sizes"]["2"]["rating"]["rating"] + 100)
     assert moved["reference"]["measured"] == "another day"
     assert card["reference"]["measured"] == stored["measured"]
+
+
+def test_a_bot_that_won_or_lost_every_deal_has_no_finite_rating_and_the_card_says_which():
+    settings = dict(sizes=(2,), decks=3, matches=0, progress=False, workers=1)
+    won = make_card("heuristic", field=["random"], **settings)["sizes"]["2"]
+    lost = make_card("random", field=["heuristic"], **settings)["sizes"]["2"]
+    assert won["deals"]["refs"]["random"]["share"] == 1.0
+    assert lost["deals"]["refs"]["heuristic"]["share"] == 0.0
+    assert won["rating"] == {"rating": None, "low": None, "high": None, "unbounded": "above"}
+    assert lost["rating"] == {"rating": None, "low": None, "high": None, "unbounded": "below"}
+    fitted = make_card("heuristic", field=["greedy"], **{**settings, "decks": 8})
+    assert fitted["sizes"]["2"]["rating"]["unbounded"] is None
+
+
+def test_the_card_names_its_sizes_bot_at_each_size_and_the_stored_reference():
+    from agents.bench.rating import load_reference
+
+    card = make_card("ppo:models/ppo_{n}p.zip", sizes=(2,), decks=2, matches=0,
+                     progress=False, field=["greedy"], workers=1)
+    assert card["players"] == [2] and card["bot"] == "ppo:models/ppo_{n}p.zip"
+    assert card["sizes"]["2"]["bot"] == "ppo:models/ppo_2p.zip"
+    stored = load_reference()
+    assert card["reference"] == {k: stored[k] for k in ("measured", "command", "seed",
+                                                        "decks")}
+
+
+def test_the_card_plays_with_the_workers_progress_and_backend_asked(monkeypatch):
+    import agents.bench.card as card_module
+
+    asked, real = [], card_module.play_field
+
+    def play(bots, field, n, count, seed, workers, progress, **kw):
+        asked.append((workers, progress, kw["backend"], kw["address"]))
+        return real(bots, field, n, count, seed, 1, False, **{**kw, "backend": "local",
+                                                              "address": None})
+
+    monkeypatch.setattr(card_module, "play_field", play)
+    make_card("heuristic", sizes=(2,), decks=2, matches=1, progress=False, field=["greedy"],
+              workers=7, backend="ray", address="ray://head:10001")
+    assert asked == [(7, False, "ray", "ray://head:10001")] * 2
