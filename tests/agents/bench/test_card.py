@@ -172,3 +172,60 @@ def test_the_card_plays_with_the_workers_progress_and_backend_asked(monkeypatch)
     make_card("heuristic", sizes=(2,), decks=2, matches=1, progress=False, field=["greedy"],
               workers=7, backend="ray", address="ray://head:10001")
     assert asked == [(7, False, "ray", "ray://head:10001")] * 2
+
+
+def test_a_tables_play_is_the_bots_seats_of_every_rotation_counted_by_hand():
+    from agents.bench.field import table_play
+    from agents.tournament.worker import REASONS, TableResult
+
+    rng = np.random.default_rng(4)
+    deals, n = 30, 3
+    lineup = ["bot", "m#1", "m#2"]
+    seating = [lineup[-r:] + lineup[:-r] for r in range(n)]
+    truncated = REASONS.index("truncated")
+    reasons = rng.choice([0, 1, truncated], size=(deals, n)).astype(np.uint8)
+    winners = rng.random((deals, n, n)) < 0.4
+    charges = rng.integers(0, 50, (deals, n, n)).astype(np.int32)
+    played = table_play(TableResult(lineup=lineup, seating=seating, charges=charges,
+                                    winners=winners, reasons=reasons,
+                                    decisions=np.ones((deals, n), np.int32)), "bot")
+    for d in range(deals):
+        wins = games = charge = 0.0
+        for r in range(n):
+            if reasons[d, r] == truncated:
+                continue
+            seat = seating[r].index("bot")
+            games += 1
+            charge += charges[d, r, seat]
+            if winners[d, r, seat]:
+                wins += 1 / winners[d, r].sum()
+        assert (played.wins[d], played.games[d], played.charges[d]) == \
+            pytest.approx((wins, games, charge))
+    assert played.truncated == int((reasons == truncated).sum()) > 0
+
+
+def test_each_finished_table_of_a_field_is_handed_over_as_the_field_reads_it(monkeypatch):
+    """Even where the bot is also a member (two labels of one spec)."""
+    import agents.bench.field as field_module
+    from agents.bench.field import play_field
+
+    handed, asked = {}, []
+    real = field_module.run_tournament
+
+    def tournament(*args, **kw):
+        asked.append((kw["backend"], kw["address"]))
+        return real(*args, **{**kw, "backend": "local", "address": None})
+
+    monkeypatch.setattr(field_module, "run_tournament", tournament)
+    members = ["greedy", "heuristic"]
+    whole = play_field(["heuristic"], members, 2, 3, 5, 1, False, backend="ray",
+                       address="ray://head:10001",
+                       on_table=lambda bot, member, played: handed.update(
+                           {(bot, member): played}))
+    assert asked == [("ray", "ray://head:10001")]
+    assert list(handed) == [("heuristic", "greedy"), ("heuristic", "heuristic")]
+    for (bot, member), played in handed.items():
+        assert (played.games == whole.games[bot][member]).all() and played.games.sum() == 6
+        assert (played.wins == whole.wins[bot][member]).all()
+        assert (played.charges == whole.charges[bot][member]).all()
+    assert whole.truncated == sum(p.truncated for p in handed.values())

@@ -150,13 +150,13 @@ def test_the_command_resumes_from_json_partial_and_removes_it_when_done(
 
 
 class _Clock:
-    """A clock that moves 12.37 s at every reading."""
+    """A clock that moves 12.373 s at every reading."""
 
     def __init__(self):
         self.now = 0.0
 
     def perf_counter(self):
-        self.now += 12.37
+        self.now += 12.373
         return self.now
 
 
@@ -170,11 +170,11 @@ def test_the_time_of_a_card_played_in_pieces_adds_up_its_runs(tmp_path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         make_card("heuristic", checkpoint=partial, **SETTINGS)
     # readings: the start, then one per kept table (2) and one after the stage
-    assert json.loads(partial.read_text())["elapsed_s"] == 37.1  # round(3 * 12.37, 1)
+    assert json.loads(partial.read_text())["elapsed_s"] == 37.1  # round(3 * 12.373, 1)
     _interrupt_after(monkeypatch, 99)
     resumed = make_card("heuristic", checkpoint=partial, **SETTINGS)
     # three stages of two tables: 9 readings after the start, then the card's own
-    assert resumed["elapsed_s"] == round(37.1 + 10 * 12.37, 1)
+    assert resumed["elapsed_s"] == round(37.1 + 10 * 12.373, 1)  # 160.8, not 160.83
 
 
 def test_the_partial_card_keeps_the_settings_earlier_versions_wrote(tmp_path, monkeypatch):
