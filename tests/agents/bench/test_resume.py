@@ -90,13 +90,18 @@ def test_a_card_killed_within_a_stage_plays_only_its_missing_tables(tmp_path, mo
     assert json.loads(partial.read_text())["tables"] == {}
 
 
+def _killed(partial, **settings) -> dict:
+    """Plays the card until the patched play_field kills it; returns the partial card."""
+    with pytest.raises(KeyboardInterrupt):
+        make_card("heuristic", checkpoint=partial, **{**SETTINGS, **settings})
+    return json.loads(partial.read_text())
+
+
 def test_a_partial_card_of_finished_stages_only_resumes(tmp_path, monkeypatch):
     """A partial card kept before tables were kept (stages only) goes on too."""
     partial = tmp_path / "card.json.partial"
     _interrupt_after(monkeypatch, 1)
-    with pytest.raises(KeyboardInterrupt):
-        make_card("heuristic", checkpoint=partial, **SETTINGS)
-    saved = json.loads(partial.read_text())
+    saved = _killed(partial)
     del saved["tables"]
     partial.write_text(json.dumps(saved))
     played = _interrupt_after(monkeypatch, 99)
@@ -109,9 +114,7 @@ def test_a_partial_card_of_finished_stages_only_resumes(tmp_path, monkeypatch):
 def test_a_kept_table_of_another_size_is_refused(tmp_path, monkeypatch):
     partial = tmp_path / "card.json.partial"
     _kill_after_tables(monkeypatch, 1)
-    with pytest.raises(KeyboardInterrupt):
-        make_card("heuristic", checkpoint=partial, **SETTINGS)
-    saved = json.loads(partial.read_text())
+    saved = _killed(partial)
     saved["tables"]["2x1"]["random"]["games"].append(2.0)
     partial.write_text(json.dumps(saved))
     with pytest.raises(ValueError, match="a kept table of heuristic against random does "
