@@ -29,6 +29,7 @@ from tests.agents.test_shipped_models import (  # noqa: E402
     POSITIONS,
     chosen_actions,
     positions_keys,
+    suffixes,
 )
 
 
@@ -56,7 +57,7 @@ def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 
 def record(fixture: Path, models: dict) -> list[str]:
     """Adds to ``fixture`` the moves of every model of ``models`` (stem -> (players,
     key[, observation layout[, match length]])) that has no record there, its ``.zip`` and ``.pt``
-    agreeing; returns the stems recorded. Existing arrays are kept as they are; the file
+    agreeing (the ``.pt`` alone for ``WEIGHTS_ONLY`` models); returns the stems recorded. Existing arrays are kept as they are; the file
     is rewritten only when something was added."""
     fixture = Path(fixture)
     arrays = dict(np.load(fixture)) if fixture.exists() else {}
@@ -70,11 +71,11 @@ def record(fixture: Path, models: dict) -> list[str]:
             arrays[obs_key], arrays[mask_key] = record_positions(n, POSITIONS, layout=layout,
                                                                  num_deals=num_deals)
         obs, masks = arrays[obs_key], arrays[mask_key]
-        zip_actions = chosen_actions(str(ROOT / f"{stem}.zip"), n, obs, masks, num_deals)
-        pt_actions = chosen_actions(str(ROOT / f"{stem}.pt"), n, obs, masks, num_deals)
-        if not np.array_equal(zip_actions, pt_actions):
+        first, *others = [chosen_actions(str(ROOT / f"{stem}.{suffix}"), n, obs, masks,
+                                         num_deals) for suffix in suffixes(stem)]
+        if any(not np.array_equal(first, other) for other in others):
             raise SystemExit(f"{stem}: the .zip and the .pt choose different moves")
-        arrays[key] = zip_actions
+        arrays[key] = first
         recorded.append(stem)
     if recorded:
         fixture.parent.mkdir(parents=True, exist_ok=True)

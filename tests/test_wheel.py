@@ -158,7 +158,9 @@ def test_the_wheel_holds_the_code_the_exports_and_the_configs_only(wheel):
         assert f"{package}/py.typed" in names
     assert "agents/ui/web/static/index.html" in names
     assert not [n for n in names if n.endswith(".zip") or n.startswith(("tests/", "models/"))]
-    assert wheel.stat().st_size < 8_000_000  # the .zip archives would add 23 MB
+    # the exports (about 0.6 MB a network, one per table size to come) fit; the .zip
+    # archives would add 23 MB
+    assert wheel.stat().st_size < 12_000_000
 
 
 def test_installed_wheel_plays_serves_and_trains_outside_a_checkout(installed):

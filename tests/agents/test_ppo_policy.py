@@ -201,18 +201,52 @@ def test_load_policy_checks_the_table_it_is_given():
         load_policy(V3, 2, 4)
 
 
+#: The table sizes with a shipped network (``models/ppo_{n}p``).
+SHIPPED_SIZES = (2, 3, 4)
+
+
 def test_without_a_path_the_ppo_bot_plays_the_shipped_network_of_its_table_size():
     assert agents.make("ppo").path == agents.make("ppo", num_players=2).path == \
         "models/ppo_2p.zip"
-    bot = agents.make("ppo", num_players=4)
-    assert (bot.path, bot.num_players) == ("models/ppo_4p.zip", 4)
-    assert load_policy(bot.path).input_size == bot.policy.input_size
-    for n in (3, 5, 6, 7):
+    for n in SHIPPED_SIZES:
+        bot = agents.make("ppo", num_players=n)
+        assert (bot.path, bot.num_players) == (f"models/ppo_{n}p.zip", n)
+        assert bot.meta["num_players"] == n
+    for n in sorted(set(range(2, 8)) - set(SHIPPED_SIZES)):
         with pytest.raises(ValueError) as err:
             agents.make("ppo", num_players=n)
         assert str(err.value) == (
-            f'"ppo": no shipped network for {n} players (shipped for 2, 4); give path= to '
-            f'a policy file, e.g. agents.make("ppo", path="runs/ppo_{n}p/policy.zip")')
+            f'"ppo": no shipped network for {n} players (shipped for 2, 3, 4); give path= '
+            f'to a policy file, e.g. agents.make("ppo", path="runs/ppo_{n}p/policy.zip")')
+
+
+def _play(bots, num_players: int, num_deals: int = 1) -> int:
+    """Plays one deal (or match) of ``bots``; returns the decisions of seat 0."""
+    env = raw_env(num_players=num_players, num_deals=num_deals)
+    env.reset(seed=num_players)
+    decisions = 0
+    while not env.game.match_over:
+        seat = env.possible_agents.index(env.agent_selection)
+        obs = env.observe(env.agent_selection)
+        action = bots[seat].act(obs)
+        assert obs["action_mask"][action] == 1
+        decisions += seat == 0
+        env.step(action)
+    return decisions
+
+
+@pytest.mark.parametrize("num_players", SHIPPED_SIZES)
+def test_the_shipped_network_of_each_size_plays_a_deal_at_its_table(num_players):
+    bots = [agents.make("ppo", num_players=num_players)] + [
+        agents.make("heuristic", num_players=num_players) for _ in range(num_players - 1)]
+    assert _play(bots, num_players) > 0
+
+
+def test_the_three_player_network_plays_a_four_deal_match():
+    bots = [agents.make("ppo", num_players=3, num_deals=4)] + [
+        agents.make("heuristic", num_players=3, num_deals=4) for _ in range(2)]
+    assert bots[0].deal_view is not None  # a single-deal network, each deal as its own
+    assert _play(bots, 3, num_deals=4) > 0
 
 
 def test_the_ppo_bot_keeps_its_seed_and_table():
@@ -524,9 +558,8 @@ def test_a_missing_policy_lists_the_shipped_ones():
 
     with pytest.raises(FileNotFoundError) as err:
         read_policy("nowhere.zip")
-    shipped = sorted(p.stem for p in (ROOT / "models").glob("*.zip"))
-    assert str(err.value) == f"policy file not found: nowhere.zip (shipped policies: " \
-        f"{', '.join(shipped)})"
+    assert str(err.value) == ("policy file not found: nowhere.zip (shipped policies: ppo_2p, "
+                              "ppo_2p_match, ppo_2p_v2, ppo_3p, ppo_4p, ppo_4p_v2)")
 
 
 def test_a_damaged_archive_is_read_as_one_by_its_name_and_members(tmp_path):
