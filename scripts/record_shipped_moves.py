@@ -56,9 +56,10 @@ def record_positions(num_players: int, count: int, seed: int = 0, layout: int = 
 
 def record(fixture: Path, models: dict) -> list[str]:
     """Adds to ``fixture`` the moves of every model of ``models`` (stem -> (players,
-    key[, observation layout[, match length]])) that has no record there, its ``.zip`` and ``.pt``
-    agreeing (the ``.pt`` alone for ``WEIGHTS_ONLY`` models); returns the stems recorded. Existing arrays are kept as they are; the file
-    is rewritten only when something was added."""
+    key[, observation layout[, match length]])) that has no record there, its ``.zip``
+    and ``.pt`` agreeing (the ``.pt`` alone for ``WEIGHTS_ONLY`` models); returns the
+    stems recorded. Existing arrays are kept as they are; the file is rewritten only when
+    something was added."""
     fixture = Path(fixture)
     arrays = dict(np.load(fixture)) if fixture.exists() else {}
     recorded = []
