@@ -479,7 +479,7 @@ def rollout_network(path: str, num_players: int):
 
     if not resolve_path(path).exists():
         raise ValueError(f"rollout_path={path!r}: no such policy file (the shipped rollout "
-                         "networks are models/ppo_2p.zip and models/ppo_4p.zip; pass "
+                         "networks are models/ppo_{n}p.zip at 2, 3 and 4 players; pass "
                          "rollout_path= for another table size)")
     try:
         policy = load_policy(path, num_players, 1)
