@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -291,8 +292,8 @@ def default_policy(num_players: int) -> str:
     path = DEFAULT_PATH.format(n=num_players)
     if resolve(path, "model").is_file():
         return path
-    sizes = sorted({int(name[4:-1]) for name in _shipped_policies()
-                    if name[4:-1].isdigit() and name == f"ppo_{name[4:-1]}p"})
+    sizes = sorted(int(m[1]) for m in map(re.compile(r"ppo_(\d)p").fullmatch,
+                                          _shipped_policies()) if m)
     raise ValueError(f'"ppo": no shipped network for {num_players} players (shipped for '
                      f'{", ".join(map(str, sizes)) or "none"}); give path= to a policy file, '
                      f'e.g. agents.make("ppo", path="runs/ppo_{num_players}p/policy.zip")')
@@ -443,9 +444,9 @@ class PPOAgent(Agent):
     """A trained policy (``train/sb3/run.py``, or any SB3 (Maskable)PPO ``MlpPolicy`` of the
     gymnasium views: ``sb3_metadata``) from a ``.zip`` or weights-only ``.pt`` file, at
     the table of ``num_players`` and ``num_deals``, by default the file's. Without a
-    ``path`` it plays the shipped network of its table size (``DEFAULT_PATH``:
-    ``models/ppo_2p.zip`` at 2 players, ``ppo_4p.zip`` at 4); a size without one is a
-    ``ValueError`` naming the sizes that have one.
+    ``path`` it plays the shipped network of its table size (``DEFAULT_PATH``, or its
+    ``.pt`` export); a size without one is a ``ValueError`` naming the sizes that have
+    one.
 
     A network trained on single deals (``num_deals=1``, the shipped ones) plays at a match
     table of any length: each observation is cut down to the deal observation it was

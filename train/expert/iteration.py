@@ -271,12 +271,19 @@ def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
     names = env.possible_agents
     table = {k: v for k, v in rules.items() if k != "illegal_action"}
     is_network = policy_is_file(job.policy)
+
+    def labelled_bot(seed: int | None = None):
+        """The labelled seat's player (and ``self``'s): the network, or a bot (a table
+        without a network yet), whose own moves are then its ``own``."""
+        if is_network:
+            return make("ppo", path=job.policy, num_players=n, seed=seed,
+                        deterministic=not job.sample)
+        return make_for_table(job.policy, table, seed=seed)
+
+    network = labelled_bot()
     if is_network:
-        network = make("ppo", path=job.policy, num_players=n, deterministic=not job.sample)
         check_layout(network.meta, n, int(rules.get("num_deals", 1)), source=str(job.policy),
                      layout_version=job.env_version)
-    else:  # a bot (a table without a network yet): its own moves, as it plays them
-        network = make_for_table(job.policy, table)
     own_version = getattr(network, "layout_version", job.env_version)
     encoders: dict = {}
     search = make("search", num_players=n, rules=table, **job.labeller)
@@ -298,11 +305,8 @@ def label_games(job: LabelJob, start: int, stop: int) -> dict[str, np.ndarray]:
                 continue
             name = bot_names[int(rng.choice(len(bot_names), p=weights))]
             bot_seed = int(rng.integers(2**31))
-            if name == "self" and is_network:
-                seats.append(make("ppo", path=job.policy, num_players=n, seed=bot_seed,
-                                  deterministic=not job.sample))
-            elif name == "self":
-                seats.append(make_for_table(job.policy, table, seed=bot_seed))
+            if name == "self":
+                seats.append(labelled_bot(bot_seed))
             else:
                 seats.append(make_for_table(name, table, seed=bot_seed))
         network.reset(seed=int(rng.integers(2**31)))
