@@ -284,6 +284,14 @@ def _shipped_policies() -> list[str]:
     return [n for n in shipped_names("model") if n.startswith("ppo_")]
 
 
+def shipped_sizes() -> str:
+    """The table sizes with a shipped network (``DEFAULT_PATH``), as the errors name them:
+    ``"2, 3, 4"``, or ``"none"``."""
+    sizes = sorted(int(m[1]) for m in map(re.compile(r"ppo_(\d)p").fullmatch,
+                                          _shipped_policies()) if m)
+    return ", ".join(map(str, sizes)) or "none"
+
+
 def default_policy(num_players: int) -> str:
     """The shipped network of a ``num_players`` table (``DEFAULT_PATH``), or a
     ``ValueError`` naming the sizes that have one."""
@@ -292,10 +300,8 @@ def default_policy(num_players: int) -> str:
     path = DEFAULT_PATH.format(n=num_players)
     if resolve(path, "model").is_file():
         return path
-    sizes = sorted(int(m[1]) for m in map(re.compile(r"ppo_(\d)p").fullmatch,
-                                          _shipped_policies()) if m)
     raise ValueError(f'"ppo": no shipped network for {num_players} players (shipped for '
-                     f'{", ".join(map(str, sizes)) or "none"}); give path= to a policy file, '
+                     f'{shipped_sizes()}); give path= to a policy file, '
                      f'e.g. agents.make("ppo", path="runs/ppo_{num_players}p/policy.zip")')
 
 

@@ -475,12 +475,13 @@ def rollout_network(path: str, num_players: int):
     """The batched argmax policy of a PPO policy file for the rollouts of a
     ``num_players`` table (single-deal observations, as the rollouts play one deal)."""
     from agents.batched_policy import TorchPolicy
-    from agents.ppo import PolicyLoadError, load_policy, resolve_path
+    from agents.ppo import PolicyLoadError, load_policy, resolve_path, shipped_sizes
 
     if not resolve_path(path).exists():
         raise ValueError(f"rollout_path={path!r}: no such policy file (the shipped rollout "
-                         "networks are models/ppo_{n}p.zip at 2, 3 and 4 players; pass "
-                         "rollout_path= for another table size)")
+                         "networks are models/ppo_{n}p.zip at "
+                         f"{shipped_sizes()} players; pass rollout_path= for another "
+                         "table size)")
     try:
         policy = load_policy(path, num_players, 1)
     except PolicyLoadError as e:

@@ -202,7 +202,7 @@ def test_load_policy_checks_the_table_it_is_given():
 
 
 #: The table sizes with a shipped network (``models/ppo_{n}p``).
-SHIPPED_SIZES = (2, 3, 4)
+SHIPPED_SIZES = (2, 3, 4, 5, 6)
 
 
 def test_without_a_path_the_ppo_bot_plays_the_shipped_network_of_its_table_size():
@@ -216,8 +216,16 @@ def test_without_a_path_the_ppo_bot_plays_the_shipped_network_of_its_table_size(
         with pytest.raises(ValueError) as err:
             agents.make("ppo", num_players=n)
         assert str(err.value) == (
-            f'"ppo": no shipped network for {n} players (shipped for 2, 3, 4); give path= '
+            f'"ppo": no shipped network for {n} players (shipped for 2, 3, 4, 5, 6); give path= '
             f'to a policy file, e.g. agents.make("ppo", path="runs/ppo_{n}p/policy.zip")')
+
+
+def test_without_any_shipped_network_the_error_says_none(monkeypatch):
+    import agents.ppo
+
+    monkeypatch.setattr(agents.ppo, "_shipped_policies", lambda: [])
+    with pytest.raises(ValueError, match=r"no shipped network for 8 players \(shipped for none\)"):
+        agents.ppo.default_policy(8)  # no ppo_8p file, whatever sizes ship
 
 
 def _play(bots, num_players: int, num_deals: int = 1) -> int:
@@ -242,11 +250,13 @@ def test_the_shipped_network_of_each_size_plays_a_deal_at_its_table(num_players)
     assert _play(bots, num_players) > 0
 
 
-def test_the_three_player_network_plays_a_four_deal_match():
-    bots = [agents.make("ppo", num_players=3, num_deals=4)] + [
-        agents.make("heuristic", num_players=3, num_deals=4) for _ in range(2)]
+@pytest.mark.parametrize("num_players", [3, 6])
+def test_the_shipped_network_plays_a_four_deal_match(num_players):
+    bots = [agents.make("ppo", num_players=num_players, num_deals=4)] + [
+        agents.make("heuristic", num_players=num_players, num_deals=4)
+        for _ in range(num_players - 1)]
     assert bots[0].deal_view is not None  # a single-deal network, each deal as its own
-    assert _play(bots, 3, num_deals=4) > 0
+    assert _play(bots, num_players, num_deals=4) > 0
 
 
 def test_the_ppo_bot_keeps_its_seed_and_table():
@@ -559,7 +569,7 @@ def test_a_missing_policy_lists_the_shipped_ones():
     with pytest.raises(FileNotFoundError) as err:
         read_policy("nowhere.zip")
     assert str(err.value) == ("policy file not found: nowhere.zip (shipped policies: ppo_2p, "
-                              "ppo_2p_match, ppo_2p_v2, ppo_3p, ppo_4p, ppo_4p_v2)")
+                              "ppo_2p_match, ppo_2p_v2, ppo_3p, ppo_4p, ppo_4p_v2, ppo_5p, ppo_6p)")
 
 
 def test_a_damaged_archive_is_read_as_one_by_its_name_and_members(tmp_path):

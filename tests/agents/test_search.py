@@ -234,6 +234,6 @@ def test_bad_rollout_options():
     with pytest.raises(ValueError, match="4 players"):
         make("search", num_players=2, rollout_policy="network", rollout_path="models/ppo_4p.zip")
     with pytest.raises(ValueError, match="rollout_path"):
-        make("search", num_players=5, rollout_policy="mixed")  # no shipped 5-player network
+        make("search", num_players=7, rollout_policy="mixed")  # no shipped 7-player network
     with pytest.raises(ValueError, match="rollout_path"):
         make("search", rollout_path=PPO_2P)  # a network for heuristic rollouts

@@ -28,9 +28,11 @@ MODELS = {
     "models/ppo_4p": (4, "actions_ppo_4p"),
     "models/ppo_2p_match": (2, "actions_ppo_2p_match", 0, 4),  # layout 0, 4-deal matches
     "models/ppo_3p": (3, "actions_ppo_3p"),
+    "models/ppo_5p": (5, "actions_ppo_5p"),
+    "models/ppo_6p": (6, "actions_ppo_6p"),
 }
 #: Models shipped as the weights-only file alone (the student recipe writes no SB3 archive).
-WEIGHTS_ONLY = {"models/ppo_3p"}
+WEIGHTS_ONLY = {"models/ppo_3p", "models/ppo_5p", "models/ppo_6p"}
 POSITIONS = 300
 
 

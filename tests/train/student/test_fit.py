@@ -143,7 +143,10 @@ def test_without_the_marginals_the_fit_writes_a_ppo_policy_that_learnt_the_searc
                    "temperature=25", "learning_rate=0.003", "threads=1"]) == 0
     bot = agents.make("ppo", path=str(out), num_players=2)
     assert bot.meta["features"] == ["obs", "mask"] and bot.policy.input_size == V0 + 58
-    assert bot.meta["student"]["labels"] == 400 and bot.meta["layout_version"] == 0
+    assert bot.meta["layout_version"] == 0
+    assert bot.meta["student"] == {"labels": 400, "temperature": 25.0, "init": None,
+                                   "prior": None,
+                                   "labeller": {"rollouts": 16, "determinize": "particles"}}
     policy = load_policy(out, 2)
     with np.load(sorted(labels.glob("games_*.npz"))[0]) as held:  # the first: held out
         moves = [policy.act(o, m) for o, m in zip(held["obs"], held["mask"])]
@@ -158,6 +161,18 @@ def test_the_fit_command_holds_out_the_first_chunks_and_caps_the_labels(tmp_path
     assert [p.name[6:13] for p in train] == ["0000040", "0000060"]
 
 
+@pytest.mark.parametrize("features", ["[obs]", "[mask,obs]", "[obs,belief]"])
+def test_inputs_other_than_the_two_sets_are_refused_in_one_line(tmp_path, capsys, features):
+    labels = synthetic_labels(tmp_path / "labels", chunks=3)
+    assert F.main(["--labels", str(labels), "--out", str(tmp_path / "s.pt"), *ALONE,
+                   f"features={features}"]) != 0
+    err = capsys.readouterr().err.strip()
+    listed = features[1:-1].split(",")
+    assert err.endswith(f"features={listed!r}: one of ['obs', 'belief', 'mask'] or "
+                        "['obs', 'mask']"), err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "s.pt").exists()
+
+
 def test_the_fit_command_refuses_labels_without_the_particle_filter(tmp_path, capsys):
     labels = synthetic_labels(tmp_path / "labels", chunks=3, determinize="hints")
     assert F.main(["--labels", str(labels), "--out", str(tmp_path / "s.pt"), *ALONE]) != 0
@@ -166,7 +181,7 @@ def test_the_fit_command_refuses_labels_without_the_particle_filter(tmp_path, ca
 
 
 @pytest.mark.parametrize("features", ["[obs,belief,mask]", "[obs,mask]"])
-def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path, features):
+def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path, features, capsys):
     """``init``: the network's actor, zero weights on the marginals (none without them);
     with a vanishing step the student's moves are the network's at every position of a
     deal."""
@@ -176,6 +191,9 @@ def test_a_student_started_from_a_network_first_plays_its_moves(tmp_path, featur
                    "init=models/ppo_2p.zip", "prior=null", "max_labels=null",
                    f"features={features}", "val_chunks=1", "learning_rate=1e-12",
                    "threads=1"]) == 0
+    said = "student: starting from models/ppo_2p.zip's actor ([256, 256], tanh" + (
+        "; zero weights on the marginals)" if "belief" in features else ")")
+    assert said in capsys.readouterr().out.splitlines()
     student = (agents.make("student", path=str(out), num_players=2, seed=0)
                if "belief" in features else
                agents.make("ppo", path=str(out), num_players=2))
