@@ -49,6 +49,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictInt
 from starlette.exceptions import HTTPException
 
+from agents.ppo import PPOAgent
 from agents.ui.web.bots import BotWorkers
 from agents.ui.web.guard import SECURITY_HEADERS, SERVER_ERROR, Guard
 from agents.ui.web.policy import PolicyView
@@ -90,15 +91,16 @@ def create_app(config: TableConfig, bots: dict[str, Any], *,
                max_body_bytes: int = 2_000_000,
                bot_weights: dict[str, int] | None = None) -> FastAPI:
     """The server for one table configuration. ``bots`` maps each spec offered to its
-    prototype agent (built once, at start-up: ``server.build``); each ``ppo:`` one also
-    gets a ``PolicyView`` for the policy toggle. ``bot_weights``: what each spec's bot
+    prototype agent (built once, at start-up: ``server.build``); each ``ppo`` one (a
+    ``PPOAgent``: ``ppo:PATH``, or ``ppo``, the shipped network of the table) also gets a
+    ``PolicyView`` for the policy toggle. ``bot_weights``: what each spec's bot
     holds in a game (``bots.warm_weight``; default: its prototype's pickled size). The bot
     lanes start with the app and stop with it (its lifespan)."""
     missing = [spec for spec in config.offered if spec not in bots]
     if missing:
         raise ValueError(f"no prototype agent for the offered bot(s) {missing}")
     views = {spec: PolicyView(spec, agent) for spec, agent in bots.items()
-             if spec.startswith("ppo:")}
+             if isinstance(agent, PPOAgent)}  # ppo:PATH, and ppo: its table's network
     workers = BotWorkers(dict(bots), processes=config.bot_workers,
                          time_limit=config.move_time_limit, rules=config.rules.to_dict())
     weights = {spec: bot_bytes(a) for spec, a in bots.items()} | dict(bot_weights or {})

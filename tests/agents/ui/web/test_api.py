@@ -831,3 +831,16 @@ def test_bot_moves_run_in_worker_processes_with_a_time_limit():
         assert worker.generation == 1
         again = api.post("/api/games", json={"seed": 5}).json()
         assert play_out(api, again, np.random.default_rng(1))[-1]["status"] == "match_over"
+
+
+def test_a_plain_ppo_bot_plays_the_shipped_network_of_its_table_and_shows_its_policy():
+    """``--bots ppo`` (no path) at 5 players: the shipped 5-player network, whose policy
+    the operator's flag shows like a ``ppo:PATH`` bot's."""
+    api = client("--players", "5", "--bots", "ppo", "--show-bot-policy")
+    state = api.post("/api/games", json={"seed": 4}).json()
+    rng = np.random.default_rng(0)
+    while not any(e["seat"] != 0 for e in state["log"]):
+        state = step(api, state, rng)
+    entry = next(e for e in state["log"] if e["seat"] != 0)
+    assert entry["policy"]["policy"] == "ppo"
+    assert {m["action"] for m in entry["policy"]["moves"]} >= {entry["action"]}
