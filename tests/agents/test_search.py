@@ -226,6 +226,8 @@ def test_rollout_policy_from_a_spec_string():
     assert (bot.rollouts, bot.rollout_policy, bot.rollout_path) == (
         16, "network", "models/ppo_2p.zip")
     assert bot._network is not None
+    big = build_agent("search?rollouts=16&rollout_policy=mixed", 7, seed=3)
+    assert big.rollout_path == "models/ppo_7p.zip" and big._network is not None
 
 
 def test_bad_rollout_options():
@@ -233,7 +235,5 @@ def test_bad_rollout_options():
         make("search", rollout_policy="oracle")
     with pytest.raises(ValueError, match="4 players"):
         make("search", num_players=2, rollout_policy="network", rollout_path="models/ppo_4p.zip")
-    with pytest.raises(ValueError, match="rollout_path"):
-        make("search", num_players=7, rollout_policy="mixed")  # no shipped 7-player network
     with pytest.raises(ValueError, match="rollout_path"):
         make("search", rollout_path=PPO_2P)  # a network for heuristic rollouts

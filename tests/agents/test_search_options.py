@@ -40,7 +40,7 @@ from pis_env.observation import Layout
      "particles, moves, opponent_model: options of determinize='particles'"),
     ({"rollout_policy": "network", "rollout_path": "no/such.zip"},
      "rollout_path='no/such.zip': no such policy file (the shipped rollout networks are "
-     "models/ppo_{n}p.zip at 2, 3, 4, 5, 6 players; pass rollout_path= for another table size)"),
+     "models/ppo_{n}p.zip at 2, 3, 4, 5, 6, 7 players; pass rollout_path= for another table size)"),
 ])
 def test_every_refusal_says_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError) as err:

@@ -30,9 +30,11 @@ MODELS = {
     "models/ppo_3p": (3, "actions_ppo_3p"),
     "models/ppo_5p": (5, "actions_ppo_5p"),
     "models/ppo_6p": (6, "actions_ppo_6p"),
+    "models/ppo_7p": (7, "actions_ppo_7p"),
 }
 #: Models shipped as the weights-only file alone (the student recipe writes no SB3 archive).
-WEIGHTS_ONLY = {"models/ppo_3p", "models/ppo_5p", "models/ppo_6p"}
+WEIGHTS_ONLY = {"models/ppo_3p", "models/ppo_5p", "models/ppo_6p",
+                "models/ppo_7p"}
 POSITIONS = 300
 
 

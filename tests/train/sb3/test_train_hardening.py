@@ -95,7 +95,8 @@ def _first_observation(num_players: int = 2, num_deals: int = 1) -> dict:
 
 #: Every weights file shipped in models/.
 SHIPPED_PT = ["belief_2p.pt", "belief_4p.pt", "ppo_2p.pt", "ppo_2p_match.pt", "ppo_2p_v2.pt",
-              "ppo_3p.pt", "ppo_4p.pt", "ppo_4p_v2.pt", "ppo_5p.pt", "ppo_6p.pt", "student_2p.pt"]
+              "ppo_3p.pt", "ppo_4p.pt", "ppo_4p_v2.pt", "ppo_5p.pt", "ppo_6p.pt", "ppo_7p.pt",
+              "student_2p.pt"]
 
 
 def test_the_shipped_weights_files_are_the_listed_ones():
